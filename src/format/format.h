@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * format.h - every on-disk constant of the capture format, in one place.
+ *
+ * docs/FORMAT.md is the normative text; this header is its mirror in C. Nothing
+ * here is an in-memory-only value: constants named TRK_FMT_*, TRK_CHUNK_*,
+ * TRK_REC_*, TRK_ALLOC_* and TRK_TLV_* are written to disk and must never be
+ * renumbered. Everything is little-endian regardless of the host.
+ *
+ * NOTE: when adding a record tag or allocator id, update docs/FORMAT.md,
+ * src/format/record.c (names), src/reader/decode.c and tests/unit/test_codec.c.
+ */
+#ifndef TRK_FORMAT_H
+#define TRK_FORMAT_H
+
+#include <stdint.h>
+
+/* The format version. Bump it when a reader of the previous version would
+ * misread a new file; readers refuse files whose version is newer than theirs,
+ * naming both versions. */
+#define TRK_FMT_VERSION 1
+
+/* ---- File header -------------------------------------------------------
+ *
+ *   0      8  magic            89 54 52 4B 0D 0A 1A 0A  ("\x89TRK\r\n\x1a\n")
+ *   8      2  version          TRK_FMT_VERSION
+ *  10      2  flags            reserved, 0
+ *  12      4  header_len       bytes of the whole header, fixed part + TLVs + crc
+ *  16      4  pid
+ *  20      4  ppid
+ *  24      4  root_pid         pid of the first process of this capture set
+ *  28      4  page_size
+ *  32      8  start_realtime   CLOCK_REALTIME at start, ns since the epoch
+ *  40      8  clock_base       CLOCK_MONOTONIC at start, ns (records use this clock)
+ *  48      8  session          random id shared by every capture of one `tracker run`
+ *  56      4  max_depth        stack depth cap in frames
+ *  60      4  options          TRK_OPT_* bits
+ *  64      .  TLVs             { u16 tag, u16 zero, u32 len, len bytes }*
+ *  n-4     4  crc32c           of bytes [0, header_len - 4)
+ *
+ * The magic's high first byte and CR LF / ^Z / LF catch 7-bit and newline
+ * mangling the way PNG's does.
+ */
+#define TRK_FMT_MAGIC          "\x89TRK\r\n\x1a\n"
+#define TRK_FMT_MAGIC_LEN      8
+#define TRK_FMT_HEADER_FIXED   64
+#define TRK_FMT_HEADER_MAX     (1u << 20) /* a longer header is corrupt */
+#define TRK_FMT_TLV_HEAD       8
+
+enum trk_tlv_tag {
+    TRK_TLV_CMDLINE = 1, /* argv, each argument NUL-terminated */
+    TRK_TLV_EXE = 2,     /* resolved executable path */
+    TRK_TLV_HOST = 3,    /* hostname */
+    TRK_TLV_CWD = 4,     /* working directory at start */
+    TRK_TLV_VERSION = 5, /* tracker version string that wrote the file */
+};
+
+enum trk_option_bit {
+    TRK_OPT_MMAP = 1u << 0,       /* mmap family was tracked */
+    TRK_OPT_FOLLOW_FORK = 1u << 1, /* forked children write their own captures */
+    TRK_OPT_RSS = 1u << 2,        /* RSS samples are present */
+};
+
+/* ---- Chunks --------------------------------------------------------------
+ *
+ * After the header the file is a sequence of chunks, each a 32-byte header
+ * followed by stored_len payload bytes:
+ *
+ *   0  4  magic       "TKCH"
+ *   4  1  type        TRK_CHUNK_*
+ *   5  1  codec       TRK_CODEC_*
+ *   6  2  reserved    0
+ *   8  4  stream      DATA: stream id; others 0
+ *  12  4  stored_len  payload bytes that follow on disk
+ *  16  4  raw_len     payload bytes after decompression
+ *  20  4  crc32c      over header bytes [4,20) ++ [24,32) ++ stored payload
+ *  24  8  arg         DATA: stream offset of the first raw byte
+ *                     WATERMARK: seq bound W; END: 0
+ *
+ * The CRC covers the header fields too, so a flipped length is caught rather
+ * than followed into garbage.
+ */
+#define TRK_CHUNK_MAGIC     "TKCH"
+#define TRK_CHUNK_HEAD      32
+#define TRK_CHUNK_RAW_MAX   (16u << 20)
+
+enum trk_chunk_type {
+    TRK_CHUNK_DATA = 1,      /* a piece of one thread stream */
+    TRK_CHUNK_WATERMARK = 2, /* every event with seq < arg is in an earlier chunk */
+    TRK_CHUNK_END = 3,       /* trailer with totals; final only if nothing follows */
+};
+
+enum trk_codec {
+    TRK_CODEC_STORED = 0,
+    TRK_CODEC_LZ4 = 1, /* one LZ4 block (LZ4_compress_default) */
+};
+
+/* END payload: varints in this order. Readers ignore extra trailing bytes. */
+enum trk_end_reason {
+    TRK_END_EXIT = 0,  /* normal exit(), atexit ran */
+    TRK_END_EXEC = 1,  /* the image exec'd another program */
+    TRK_END_UEXIT = 2, /* _exit()/_Exit() */
+};
+
+/* ---- Thread stream records ----------------------------------------------
+ *
+ * A stream is the byte sequence one thread produced; DATA chunks carry
+ * consecutive pieces of it. A record is a tag byte then fields:
+ *   v  = unsigned LEB128 varint (at most 10 bytes)
+ *   z  = zigzag-encoded signed varint
+ *   u8 = one byte
+ * Delta state per stream, all starting at 0 at stream offset 0:
+ *   seq   global sequence number of the stream's last event
+ *   ts    CLOCK_MONOTONIC ns of the stream's last event
+ *   addr  last address written by any address-bearing record
+ *   ip    last instruction pointer of a STACK record
+ * "seqd" is seq - prev seq (v, > 0), "tsd" is ts - prev ts (z), "addr" is
+ * addr - prev addr (z). See docs/FORMAT.md for each record's fields.
+ */
+enum trk_rec_tag {
+    TRK_REC_THREAD = 0x01,        /* seqd tsd tid:v */
+    TRK_REC_THREAD_NAME = 0x02,   /* seqd tsd tid:v len:v bytes */
+    TRK_REC_THREAD_EXIT = 0x03,   /* seqd tsd */
+    TRK_REC_STACK = 0x04,         /* id:v parent:v ip:z(delta) ; no seq */
+    TRK_REC_MODULES = 0x05,       /* seqd tsd generation:v count:v */
+    TRK_REC_MODULE = 0x06,        /* generation:v base:v path buildid nseg:v seg* ; no seq */
+    TRK_REC_RSS = 0x07,           /* seqd tsd anon:v file:v */
+    TRK_REC_LOST = 0x08,          /* seqd tsd count:v */
+    TRK_REC_MMAP = 0x09,          /* seqd tsd addr:z len:v prot:v flags:v file:u8 stack:v */
+    TRK_REC_MUNMAP = 0x0A,        /* seqd tsd addr:z len:v */
+    TRK_REC_MREMAP = 0x0B,        /* seqd tsd old:z oldlen:v seq2d:v new:z newlen:v flags:v stack:v */
+    TRK_REC_ALLOC_BASE = 0x20,    /* | kind: seqd tsd addr:z size:v stack:v */
+    TRK_REC_FREE_BASE = 0x40,     /* | kind: seqd tsd addr:z */
+    TRK_REC_REALLOC_BASE = 0x60,  /* | kind: seqd tsd old:z seq2d:v new:z(vs old) size:v stack:v */
+    TRK_REC_KIND_MASK = 0x1F,
+    TRK_REC_CLASS_MASK = 0xE0,
+};
+
+/* Which entry point made a heap event; the low five bits of ALLOC/FREE/REALLOC
+ * tags. 0 is invalid so that a zero byte never decodes as an event. */
+enum trk_alloc_kind {
+    TRK_ALLOC_MALLOC = 1,
+    TRK_ALLOC_CALLOC = 2,
+    TRK_ALLOC_REALLOC = 3,
+    TRK_ALLOC_REALLOCARRAY = 4,
+    TRK_ALLOC_POSIX_MEMALIGN = 5,
+    TRK_ALLOC_ALIGNED_ALLOC = 6,
+    TRK_ALLOC_MEMALIGN = 7,
+    TRK_ALLOC_VALLOC = 8,
+    TRK_ALLOC_PVALLOC = 9,
+    TRK_ALLOC_MALLOCX = 10,
+    TRK_ALLOC_RALLOCX = 11,
+    TRK_ALLOC_XALLOCX = 12,
+    TRK_ALLOC_FREE = 13,
+    TRK_ALLOC_FREE_SIZED = 14,
+    TRK_ALLOC_FREE_ALIGNED_SIZED = 15,
+    TRK_ALLOC_DALLOCX = 16,
+    TRK_ALLOC_SDALLOCX = 17,
+    TRK_ALLOC_KIND_MAX = 17,
+};
+
+/* MMAP record "file" byte. */
+#define TRK_MAP_ANON 0
+#define TRK_MAP_FILE 1
+
+#define TRK_MODULE_PATH_MAX 4096
+#define TRK_BUILDID_MAX     64
+#define TRK_THREAD_NAME_MAX 64
+
+#endif /* TRK_FORMAT_H */

@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * record.h - the thread-stream record codec (docs/FORMAT.md §4).
+ *
+ * Encoders are inline because they sit on the preload's hot path: each writes
+ * one record into a caller buffer of at least TRK_REC_MAX bytes (module
+ * records: TRK_REC_MODULE_MAX) and returns the end. They never allocate and
+ * never fail. The decoder (record.c) never trusts its input.
+ */
+#ifndef TRK_RECORD_H
+#define TRK_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "common/varint.h"
+#include "format/format.h"
+
+/* Longest fixed record: tag + 8 varints. */
+#define TRK_REC_MAX        96
+#define TRK_MODULE_SEGS_MAX 16
+#define TRK_REC_MODULE_MAX \
+    (1 + 4 * TRK_VARINT_MAX + TRK_MODULE_PATH_MAX + TRK_BUILDID_MAX + \
+     TRK_MODULE_SEGS_MAX * 3 * TRK_VARINT_MAX + 16)
+
+/* Per-stream delta state; both sides start from all zeros at offset 0. */
+struct trk_rec_state {
+    uint64_t seq;
+    uint64_t ts;
+    uint64_t addr;
+    uint64_t ip;
+};
+
+/* ---- Encoders ------------------------------------------------------------ */
+
+static inline uint8_t *trk_enc_head(uint8_t *p, struct trk_rec_state *st, uint8_t tag,
+                                    uint64_t seq, uint64_t ts)
+{
+    *p++ = tag;
+    p = trk_put_varint(p, seq - st->seq);
+    p = trk_put_svarint(p, (int64_t)(ts - st->ts));
+    st->seq = seq;
+    st->ts = ts;
+    return p;
+}
+
+static inline uint8_t *trk_enc_addr(uint8_t *p, struct trk_rec_state *st, uint64_t addr)
+{
+    p = trk_put_svarint(p, (int64_t)(addr - st->addr));
+    st->addr = addr;
+    return p;
+}
+
+static inline uint8_t *trk_enc_alloc(uint8_t *p, struct trk_rec_state *st, unsigned kind,
+                                     uint64_t seq, uint64_t ts, uint64_t addr, uint64_t size,
+                                     uint64_t stack)
+{
+    p = trk_enc_head(p, st, (uint8_t)(TRK_REC_ALLOC_BASE | kind), seq, ts);
+    p = trk_enc_addr(p, st, addr);
+    p = trk_put_varint(p, size);
+    return trk_put_varint(p, stack);
+}
+
+static inline uint8_t *trk_enc_free(uint8_t *p, struct trk_rec_state *st, unsigned kind,
+                                    uint64_t seq, uint64_t ts, uint64_t addr)
+{
+    p = trk_enc_head(p, st, (uint8_t)(TRK_REC_FREE_BASE | kind), seq, ts);
+    return trk_enc_addr(p, st, addr);
+}
+
+static inline uint8_t *trk_enc_realloc(uint8_t *p, struct trk_rec_state *st, unsigned kind,
+                                       uint64_t seq, uint64_t seq2, uint64_t ts, uint64_t old,
+                                       uint64_t new_addr, uint64_t size, uint64_t stack)
+{
+    p = trk_enc_head(p, st, (uint8_t)(TRK_REC_REALLOC_BASE | kind), seq, ts);
+    p = trk_enc_addr(p, st, old);
+    p = trk_put_varint(p, seq2 - seq);
+    st->seq = seq2;
+    p = trk_enc_addr(p, st, new_addr);
+    p = trk_put_varint(p, size);
+    return trk_put_varint(p, stack);
+}
+
+static inline uint8_t *trk_enc_mmap(uint8_t *p, struct trk_rec_state *st, uint64_t seq,
+                                    uint64_t ts, uint64_t addr, uint64_t len, uint64_t prot,
+                                    uint64_t flags, int file, uint64_t stack)
+{
+    p = trk_enc_head(p, st, TRK_REC_MMAP, seq, ts);
+    p = trk_enc_addr(p, st, addr);
+    p = trk_put_varint(p, len);
+    p = trk_put_varint(p, prot);
+    p = trk_put_varint(p, flags);
+    *p++ = file ? TRK_MAP_FILE : TRK_MAP_ANON;
+    return trk_put_varint(p, stack);
+}
+
+static inline uint8_t *trk_enc_munmap(uint8_t *p, struct trk_rec_state *st, uint64_t seq,
+                                      uint64_t ts, uint64_t addr, uint64_t len)
+{
+    p = trk_enc_head(p, st, TRK_REC_MUNMAP, seq, ts);
+    p = trk_enc_addr(p, st, addr);
+    return trk_put_varint(p, len);
+}
+
+static inline uint8_t *trk_enc_mremap(uint8_t *p, struct trk_rec_state *st, uint64_t seq,
+                                      uint64_t seq2, uint64_t ts, uint64_t old, uint64_t oldlen,
+                                      uint64_t new_addr, uint64_t newlen, uint64_t flags,
+                                      uint64_t stack)
+{
+    p = trk_enc_head(p, st, TRK_REC_MREMAP, seq, ts);
+    p = trk_enc_addr(p, st, old);
+    p = trk_put_varint(p, oldlen);
+    p = trk_put_varint(p, seq2 - seq);
+    st->seq = seq2;
+    p = trk_enc_addr(p, st, new_addr);
+    p = trk_put_varint(p, newlen);
+    p = trk_put_varint(p, flags);
+    return trk_put_varint(p, stack);
+}
+
+static inline uint8_t *trk_enc_stack(uint8_t *p, struct trk_rec_state *st, uint64_t id,
+                                     uint64_t parent, uint64_t ip)
+{
+    *p++ = TRK_REC_STACK;
+    p = trk_put_varint(p, id);
+    p = trk_put_varint(p, parent);
+    p = trk_put_svarint(p, (int64_t)(ip - st->ip));
+    st->ip = ip;
+    return p;
+}
+
+static inline uint8_t *trk_enc_thread(uint8_t *p, struct trk_rec_state *st, uint64_t seq,
+                                      uint64_t ts, uint64_t tid)
+{
+    p = trk_enc_head(p, st, TRK_REC_THREAD, seq, ts);
+    return trk_put_varint(p, tid);
+}
+
+static inline uint8_t *trk_enc_thread_exit(uint8_t *p, struct trk_rec_state *st, uint64_t seq,
+                                           uint64_t ts)
+{
+    return trk_enc_head(p, st, TRK_REC_THREAD_EXIT, seq, ts);
+}
+
+/* name is truncated to TRK_THREAD_NAME_MAX bytes. */
+static inline uint8_t *trk_enc_thread_name(uint8_t *p, struct trk_rec_state *st, uint64_t seq,
+                                           uint64_t ts, uint64_t tid, const char *name,
+                                           size_t len)
+{
+    if (len > TRK_THREAD_NAME_MAX)
+        len = TRK_THREAD_NAME_MAX;
+    p = trk_enc_head(p, st, TRK_REC_THREAD_NAME, seq, ts);
+    p = trk_put_varint(p, tid);
+    p = trk_put_varint(p, len);
+    memcpy(p, name, len);
+    return p + len;
+}
+
+static inline uint8_t *trk_enc_rss(uint8_t *p, struct trk_rec_state *st, uint64_t seq,
+                                   uint64_t ts, uint64_t anon, uint64_t file)
+{
+    p = trk_enc_head(p, st, TRK_REC_RSS, seq, ts);
+    p = trk_put_varint(p, anon);
+    return trk_put_varint(p, file);
+}
+
+static inline uint8_t *trk_enc_lost(uint8_t *p, struct trk_rec_state *st, uint64_t seq,
+                                    uint64_t ts, uint64_t count)
+{
+    p = trk_enc_head(p, st, TRK_REC_LOST, seq, ts);
+    return trk_put_varint(p, count);
+}
+
+static inline uint8_t *trk_enc_modules(uint8_t *p, struct trk_rec_state *st, uint64_t seq,
+                                       uint64_t ts, uint64_t generation, uint64_t count)
+{
+    p = trk_enc_head(p, st, TRK_REC_MODULES, seq, ts);
+    p = trk_put_varint(p, generation);
+    return trk_put_varint(p, count);
+}
+
+struct trk_segment {
+    uint64_t vaddr;
+    uint64_t memsz;
+    uint32_t flags;
+};
+
+/* path is truncated to TRK_MODULE_PATH_MAX, build-id to TRK_BUILDID_MAX and
+ * the segment list to TRK_MODULE_SEGS_MAX. */
+uint8_t *trk_enc_module(uint8_t *p, uint64_t generation, uint64_t base, const char *path,
+                        size_t path_len, const uint8_t *buildid, size_t buildid_len,
+                        const struct trk_segment *segs, unsigned nseg);
+
+/* ---- Decoder ------------------------------------------------------------- */
+
+/* Normalised record classes; tags 0x20.. map to ALLOC/FREE/REALLOC with kind. */
+enum trk_rec_class {
+    TRK_RC_THREAD = TRK_REC_THREAD,
+    TRK_RC_THREAD_NAME = TRK_REC_THREAD_NAME,
+    TRK_RC_THREAD_EXIT = TRK_REC_THREAD_EXIT,
+    TRK_RC_STACK = TRK_REC_STACK,
+    TRK_RC_MODULES = TRK_REC_MODULES,
+    TRK_RC_MODULE = TRK_REC_MODULE,
+    TRK_RC_RSS = TRK_REC_RSS,
+    TRK_RC_LOST = TRK_REC_LOST,
+    TRK_RC_MMAP = TRK_REC_MMAP,
+    TRK_RC_MUNMAP = TRK_REC_MUNMAP,
+    TRK_RC_MREMAP = TRK_REC_MREMAP,
+    TRK_RC_ALLOC = TRK_REC_ALLOC_BASE,
+    TRK_RC_FREE = TRK_REC_FREE_BASE,
+    TRK_RC_REALLOC = TRK_REC_REALLOC_BASE,
+};
+
+/* One decoded record. Which fields are meaningful depends on rclass; string
+ * pointers point into the decoder's input buffer. */
+struct trk_rec {
+    uint8_t rclass;   /* enum trk_rec_class */
+    uint8_t kind;     /* allocator id for ALLOC/FREE/REALLOC */
+    uint8_t file;     /* MMAP: TRK_MAP_FILE or TRK_MAP_ANON */
+    uint64_t seq;     /* 0 for STACK and MODULE */
+    uint64_t seq2;    /* REALLOC, MREMAP: seq of the acquisition half */
+    uint64_t ts;
+    uint64_t addr;    /* ALLOC/FREE/MMAP/MUNMAP addr; REALLOC/MREMAP old addr */
+    uint64_t addr2;   /* REALLOC/MREMAP new addr */
+    uint64_t size;    /* ALLOC/REALLOC size; MMAP/MUNMAP len; MREMAP old len */
+    uint64_t size2;   /* MREMAP new len */
+    uint64_t stack;
+    uint64_t prot, flags;
+    uint64_t tid;     /* THREAD, THREAD_NAME */
+    uint64_t id, parent, ip;             /* STACK */
+    uint64_t generation, count, base;    /* MODULES, MODULE; LOST uses count */
+    uint64_t anon, file_bytes;           /* RSS */
+    const uint8_t *str;                  /* THREAD_NAME name, MODULE path */
+    size_t str_len;
+    const uint8_t *buildid;
+    size_t buildid_len;
+    unsigned nseg;
+    struct trk_segment seg[TRK_MODULE_SEGS_MAX];
+};
+
+/* Decodes the record at *pp (before end), updating st. Returns 0 and advances
+ * *pp on success; -1 when the input is truncated or malformed, leaving *pp
+ * and st untouched. */
+int trk_rec_decode(const uint8_t **pp, const uint8_t *end, struct trk_rec_state *st,
+                   struct trk_rec *out);
+
+/* Allocator id -> stable lower-case name ("malloc", ...); "unknown" otherwise. */
+const char *trk_alloc_kind_name(unsigned kind);
+
+#endif /* TRK_RECORD_H */
