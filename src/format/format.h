@@ -118,7 +118,7 @@ enum trk_end_reason {
  * addr - prev addr (z). See docs/FORMAT.md for each record's fields.
  */
 enum trk_rec_tag {
-    TRK_REC_THREAD = 0x01,        /* seqd tsd tid:v */
+    TRK_REC_THREAD = 0x01,        /* seqd tsd tid:v flags:v (TRK_THREAD_*) */
     TRK_REC_THREAD_NAME = 0x02,   /* seqd tsd tid:v len:v bytes */
     TRK_REC_THREAD_EXIT = 0x03,   /* seqd tsd */
     TRK_REC_STACK = 0x04,         /* id:v parent:v ip:z(delta) ; no seq */
@@ -166,5 +166,8 @@ enum trk_alloc_kind {
 #define TRK_MODULE_PATH_MAX 4096
 #define TRK_BUILDID_MAX     64
 #define TRK_THREAD_NAME_MAX 64
+
+/* THREAD record flags. */
+#define TRK_THREAD_INTERNAL 1u /* the tracker's own sampling thread, not the program's */
 
 #endif /* TRK_FORMAT_H */

@@ -172,6 +172,7 @@ int trk_rec_decode(const uint8_t **pp, const uint8_t *end, struct trk_rec_state 
         if (get_head(&p, end, &s, r))
             return -1;
         GETV(r->tid);
+        GETV(r->flags);
         break;
     case TRK_REC_THREAD_NAME:
         if (get_head(&p, end, &s, r))

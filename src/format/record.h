@@ -131,10 +131,11 @@ static inline uint8_t *trk_enc_stack(uint8_t *p, struct trk_rec_state *st, uint6
 }
 
 static inline uint8_t *trk_enc_thread(uint8_t *p, struct trk_rec_state *st, uint64_t seq,
-                                      uint64_t ts, uint64_t tid)
+                                      uint64_t ts, uint64_t tid, uint64_t flags)
 {
     p = trk_enc_head(p, st, TRK_REC_THREAD, seq, ts);
-    return trk_put_varint(p, tid);
+    p = trk_put_varint(p, tid);
+    return trk_put_varint(p, flags);
 }
 
 static inline uint8_t *trk_enc_thread_exit(uint8_t *p, struct trk_rec_state *st, uint64_t seq,
@@ -226,7 +227,7 @@ struct trk_rec {
     uint64_t size;    /* ALLOC/REALLOC size; MMAP/MUNMAP len; MREMAP old len */
     uint64_t size2;   /* MREMAP new len */
     uint64_t stack;
-    uint64_t prot, flags;
+    uint64_t prot, flags; /* MMAP prot/flags; MREMAP flags; THREAD TRK_THREAD_* */
     uint64_t tid;     /* THREAD, THREAD_NAME */
     uint64_t id, parent, ip;             /* STACK */
     uint64_t generation, count, base;    /* MODULES, MODULE; LOST uses count */

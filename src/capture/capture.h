@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * capture.h - the in-process capture engine's interface to the hooks.
+ *
+ * Everything declared here runs inside the traced program. Rules for all of
+ * src/capture: no malloc (memory comes from raw mmap syscalls), no stdio, no
+ * locks on the per-event path, initial-exec TLS only, and every entry point is
+ * reached with the thread's re-entry guard set (trk_enter) so that whatever
+ * libc does underneath us is never recorded or re-entered.
+ */
+#ifndef TRK_CAPTURE_H
+#define TRK_CAPTURE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "format/record.h"
+
+#define TRK_HIDDEN   __attribute__((visibility("hidden")))
+#define TRK_LIKELY(x)   __builtin_expect(!!(x), 1)
+#define TRK_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define TRK_TLS      __attribute__((tls_model("initial-exec")))
+
+#define TRK_DEPTH_DEFAULT 128
+#define TRK_DEPTH_MAX     1024
+#define TRK_STACK_CACHE   4096 /* per-thread whole-stack cache entries, power of 2 */
+
+/* ---- Configuration (TRACKER_* environment, read once at start) ---------- */
+
+struct trk_config {
+    int depth;          /* stack depth cap */
+    int track_mmap;     /* record the mmap family */
+    int follow_fork;    /* forked children write their own capture */
+    int quiet;          /* no notices on stderr (errors still print once) */
+    int force;          /* replace existing capture files */
+    int rss_ms;         /* RSS sampling period, 0 = off */
+    int flush_ms;       /* writer flush period */
+    uint32_t ring_size; /* per-thread buffer bytes, power of two */
+};
+
+extern struct trk_config trk_cfg TRK_HIDDEN;
+
+void trk_config_load(void) TRK_HIDDEN;
+
+/* ---- Per-thread state ---------------------------------------------------- */
+
+struct trk_stack_cache_ent {
+    uint64_t hash;
+    uint32_t id;
+    uint16_t depth;
+    uint16_t epoch;
+};
+
+enum trk_thread_state {
+    TRK_TS_FREE = 0,     /* recyclable */
+    TRK_TS_CLAIMED = 1,  /* being set up by a new owner */
+    TRK_TS_ACTIVE = 2,
+    TRK_TS_EXITING = 3,  /* thread-exit destructor ran; may still record */
+};
+
+/* One per thread that ever recorded. The owner thread writes records into
+ * `ring` and publishes them with `committed`; the writer thread copies
+ * [consumed, committed) to the file. `floor` is the owner's promise to the
+ * writer: no event of this thread still in flight has a seq below it (see
+ * writer.c for why that makes watermarks safe). */
+struct trk_thread {
+    /* owner-private */
+    uint8_t *ring;
+    uint64_t ring_mask;
+    uint64_t head;
+    uint64_t last_seq;
+    uint64_t lost;
+    struct trk_rec_state enc;
+
+    /* shared with the writer */
+    _Alignas(64) _Atomic uint64_t committed;
+    _Atomic uint64_t floor;
+    _Alignas(64) _Atomic uint64_t consumed;
+    _Atomic int state;
+    _Atomic int wake_sent;
+
+    uint32_t stream;
+    pid_t tid;
+    pthread_t self;
+    uint64_t exit_seen_ns; /* writer-private */
+    struct trk_thread *next; /* registry, append-only */
+
+    struct trk_stack_cache_ent cache[TRK_STACK_CACHE];
+    uintptr_t ips[TRK_DEPTH_MAX + 32];
+};
+
+extern __thread int trk_tl_guard TRK_TLS TRK_HIDDEN;
+extern __thread struct trk_thread *trk_tl_thread TRK_TLS TRK_HIDDEN;
+extern __thread int trk_tl_internal TRK_TLS TRK_HIDDEN; /* the tracker's own thread */
+extern _Atomic int trk_active TRK_HIDDEN;
+extern _Atomic uint64_t trk_seq TRK_HIDDEN;
+
+struct trk_thread *trk_thread_attach(void) TRK_HIDDEN;
+void trk_thread_exit_mark(struct trk_thread *t) TRK_HIDDEN;
+struct trk_thread *trk_thread_list(void) TRK_HIDDEN;
+pid_t trk_thread_tid_of(pthread_t th) TRK_HIDDEN;
+void trk_threads_after_fork_child(struct trk_thread *self) TRK_HIDDEN;
+int trk_threads_init(void) TRK_HIDDEN;
+
+/* Returns the calling thread's state with its guard set, or NULL when this
+ * call must not be recorded (re-entry, tracking off, out of memory). Every
+ * non-NULL return is paired with trk_leave(). */
+static inline struct trk_thread *trk_enter(void)
+{
+    if (trk_tl_guard || !atomic_load_explicit(&trk_active, memory_order_relaxed))
+        return NULL;
+    trk_tl_guard = 1;
+    struct trk_thread *t = trk_tl_thread;
+    if (TRK_UNLIKELY(!t)) {
+        t = trk_thread_attach();
+        if (!t) {
+            trk_tl_guard = 0;
+            return NULL;
+        }
+    }
+    return t;
+}
+
+static inline void trk_leave(void)
+{
+    trk_tl_guard = 0;
+}
+
+/* ---- Ring and events (events.c) ------------------------------------------ */
+
+/* Appends len bytes to the thread's ring, waiting for the writer when full.
+ * Returns 0, or -1 when the bytes were dropped (writer gone). */
+int trk_ring_put(struct trk_thread *t, const uint8_t *buf, size_t len) TRK_HIDDEN;
+
+/* Waits until len bytes are free (without writing). -1 if that cannot be. */
+int trk_ring_reserve(struct trk_thread *t, size_t len) TRK_HIDDEN;
+
+static inline size_t trk_ring_free(struct trk_thread *t)
+{
+    return (size_t)(t->ring_mask + 1 -
+                    (t->head - atomic_load_explicit(&t->consumed, memory_order_acquire)));
+}
+
+static inline void trk_commit(struct trk_thread *t)
+{
+    atomic_store_explicit(&t->committed, t->head, memory_order_release);
+}
+
+uint64_t trk_now_ns(void) TRK_HIDDEN;
+
+/* Opens an event window: publishes the floor and takes a seq. */
+static inline uint64_t trk_ev_begin(struct trk_thread *t)
+{
+    atomic_store_explicit(&t->floor, t->last_seq + 1, memory_order_relaxed);
+    return atomic_fetch_add_explicit(&trk_seq, 1, memory_order_seq_cst);
+}
+
+static inline uint64_t trk_ev_seq(void)
+{
+    return atomic_fetch_add_explicit(&trk_seq, 1, memory_order_seq_cst);
+}
+
+/* Writes an encoded record of the open window, commits it and closes it. */
+void trk_ev_finish(struct trk_thread *t, const uint8_t *buf, size_t len, uint64_t last_seq)
+    TRK_HIDDEN;
+
+static inline void trk_ev_abort(struct trk_thread *t)
+{
+    atomic_store_explicit(&t->floor, UINT64_MAX, memory_order_release);
+}
+
+void trk_ev_alloc(struct trk_thread *t, unsigned kind, const void *p, size_t size,
+                  uint32_t stack) TRK_HIDDEN;
+void trk_ev_free(struct trk_thread *t, unsigned kind, const void *p) TRK_HIDDEN;
+void trk_ev_free_at(struct trk_thread *t, unsigned kind, uint64_t seq, const void *p) TRK_HIDDEN;
+void trk_ev_realloc(struct trk_thread *t, unsigned kind, uint64_t seq, const void *old,
+                    const void *new_ptr, size_t size, uint32_t stack) TRK_HIDDEN;
+void trk_ev_mmap(struct trk_thread *t, const void *p, size_t len, int prot, int flags, int file,
+                 uint32_t stack) TRK_HIDDEN;
+void trk_ev_munmap(struct trk_thread *t, const void *p, size_t len) TRK_HIDDEN;
+void trk_ev_mremap(struct trk_thread *t, uint64_t seq, const void *old, size_t oldlen,
+                   const void *new_ptr, size_t newlen, int flags, uint32_t stack) TRK_HIDDEN;
+void trk_ev_thread_start(struct trk_thread *t) TRK_HIDDEN;
+void trk_ev_thread_name(struct trk_thread *t, pid_t tid, const char *name) TRK_HIDDEN;
+void trk_ev_thread_exit(struct trk_thread *t) TRK_HIDDEN;
+void trk_ev_rss(struct trk_thread *t, uint64_t anon, uint64_t file) TRK_HIDDEN;
+void trk_ev_lost(struct trk_thread *t, uint64_t count) TRK_HIDDEN;
+
+/* ---- Stacks (stacks.c) ----------------------------------------------------- */
+
+int trk_stacks_init(void) TRK_HIDDEN;
+/* Unwinds the caller's stack (skipping the tracker's own frames) and returns
+ * its interned id, 0 when no stack could be taken. */
+uint32_t trk_stack(struct trk_thread *t) TRK_HIDDEN;
+/* Interns ips[0..n) (innermost first); emits STACK records for new nodes. */
+uint32_t trk_stack_intern(struct trk_thread *t, const uintptr_t *ips, int n) TRK_HIDDEN;
+void trk_stacks_fork_prepare(void) TRK_HIDDEN;
+void trk_stacks_fork_parent(void) TRK_HIDDEN;
+void trk_stacks_fork_child(void) TRK_HIDDEN;
+
+/* ---- Modules (modules.c) ---------------------------------------------------- */
+
+void trk_modules_snapshot(struct trk_thread *t) TRK_HIDDEN;
+/* Cheap check for loads the hooks did not see (libc-internal dlopen). */
+int trk_modules_changed(void) TRK_HIDDEN;
+void trk_modules_init(void) TRK_HIDDEN;
+/* Address range of libtracker.so's own code, for skipping its frames. */
+extern uintptr_t trk_self_lo TRK_HIDDEN, trk_self_hi TRK_HIDDEN;
+
+/* ---- Output and writer (output.c, writer.c) ------------------------------------ */
+
+int trk_output_open(int is_fork_child) TRK_HIDDEN;
+int trk_output_fd(void) TRK_HIDDEN;
+int trk_write_all(const void *buf, size_t len) TRK_HIDDEN;
+
+int trk_writer_start(void) TRK_HIDDEN;
+void trk_writer_wake(void) TRK_HIDDEN;
+int trk_writer_alive(void) TRK_HIDDEN;
+/* Flushes everything and writes an END chunk with the given reason. */
+void trk_writer_finish(int reason, int stop) TRK_HIDDEN;
+void trk_writer_fork_prepare(void) TRK_HIDDEN;
+void trk_writer_fork_parent(void) TRK_HIDDEN;
+void trk_writer_fork_child(void) TRK_HIDDEN;
+/* Stops tracking after an internal failure, saying why once on stderr. */
+void trk_fail(const char *what, int err) TRK_HIDDEN;
+
+/* ---- Small libc-free helpers (sys.c) -------------------------------------------- */
+
+void *trk_sys_mmap(size_t len) TRK_HIDDEN;
+void trk_sys_munmap(void *p, size_t len) TRK_HIDDEN;
+pid_t trk_gettid(void) TRK_HIDDEN;
+void trk_log(const char *a, const char *b, const char *c) TRK_HIDDEN;
+size_t trk_u64_to_dec(char *buf, uint64_t v) TRK_HIDDEN;
+extern pid_t trk_pid TRK_HIDDEN;
+
+#endif /* TRK_CAPTURE_H */

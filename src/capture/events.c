@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * events.c - the per-event hot path: encode a record, append it to the
+ * calling thread's ring, publish it. No locks: the only shared write is the
+ * seq counter's fetch-add (which gives the cross-thread total order) and the
+ * release stores that hand bytes to the writer. Never allocates.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "capture/capture.h"
+
+uint64_t trk_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Waits until the writer has made room for len bytes. Blocking (rather than
+ * dropping) keeps the capture complete; the give-up paths exist only so that
+ * a dead writer (failed disk, or a raw clone() child that has no writer
+ * thread) can never hang the host. Returns 0 when there is room. */
+static int ring_wait(struct trk_thread *t, size_t len)
+{
+    uint64_t size = t->ring_mask + 1;
+    uint64_t start = 0;
+    uint64_t last_consumed = atomic_load_explicit(&t->consumed, memory_order_acquire);
+    for (unsigned spin = 0;; spin++) {
+        uint64_t c = atomic_load_explicit(&t->consumed, memory_order_acquire);
+        if (t->head + len - c <= size)
+            return 0;
+        if (!trk_writer_alive())
+            return -1;
+        trk_writer_wake();
+        if (spin < 64) {
+            sched_yield();
+            continue;
+        }
+        struct timespec ts = {0, 100000}; /* 100 us */
+        nanosleep(&ts, NULL);
+        uint64_t now = trk_now_ns();
+        if (c != last_consumed) {
+            last_consumed = c;
+            start = now;
+        } else if (!start) {
+            start = now;
+        } else if (now - start > 2000000000u) {
+            /* No progress for 2 s: either the writer is wedged or we are a
+             * process that inherited our memory without our threads. */
+            if (getpid() != trk_pid) {
+                atomic_store(&trk_active, 0);
+                return -1;
+            }
+            start = now;
+        }
+    }
+}
+
+int trk_ring_reserve(struct trk_thread *t, size_t len)
+{
+    if (len > t->ring_mask + 1)
+        return -1;
+    if (trk_ring_free(t) >= len)
+        return 0;
+    return ring_wait(t, len);
+}
+
+int trk_ring_put(struct trk_thread *t, const uint8_t *buf, size_t len)
+{
+    uint64_t size = t->ring_mask + 1;
+    uint64_t consumed = atomic_load_explicit(&t->consumed, memory_order_acquire);
+    if (TRK_UNLIKELY(t->head + len - consumed > size)) {
+        if (ring_wait(t, len)) {
+            t->lost++;
+            return -1;
+        }
+        consumed = atomic_load_explicit(&t->consumed, memory_order_acquire);
+    }
+    uint64_t off = t->head & t->ring_mask;
+    uint64_t first = size - off;
+    if (TRK_LIKELY(len <= first)) {
+        memcpy(t->ring + off, buf, len);
+    } else {
+        memcpy(t->ring + off, buf, first);
+        memcpy(t->ring, buf + first, len - first);
+    }
+    t->head += len;
+    /* Wake the writer once per half ring rather than per event: a futex wake
+     * is a syscall. The writer clears wake_sent when it drains us. */
+    if (TRK_UNLIKELY(t->head - consumed > size / 2) &&
+        !atomic_load_explicit(&t->wake_sent, memory_order_relaxed)) {
+        atomic_store_explicit(&t->wake_sent, 1, memory_order_relaxed);
+        trk_writer_wake();
+    }
+    return 0;
+}
+
+void trk_ev_finish(struct trk_thread *t, const uint8_t *buf, size_t len, uint64_t last_seq)
+{
+    if (trk_ring_put(t, buf, len) == 0) {
+        t->last_seq = last_seq;
+        trk_commit(t);
+    } else {
+        /* The encoder state already advanced past this record; the stream
+         * can no longer be decoded consistently, so stop tracking. */
+        trk_fail("event buffer overflow", ENOBUFS);
+    }
+    atomic_store_explicit(&t->floor, UINT64_MAX, memory_order_release);
+}
+
+void trk_ev_alloc(struct trk_thread *t, unsigned kind, const void *p, size_t size,
+                  uint32_t stack)
+{
+    uint8_t buf[TRK_REC_MAX];
+    uint64_t seq = trk_ev_begin(t);
+    uint8_t *e = trk_enc_alloc(buf, &t->enc, kind, seq, trk_now_ns(), (uintptr_t)p, size, stack);
+    trk_ev_finish(t, buf, (size_t)(e - buf), seq);
+}
+
+void trk_ev_free_at(struct trk_thread *t, unsigned kind, uint64_t seq, const void *p)
+{
+    uint8_t buf[TRK_REC_MAX];
+    uint8_t *e = trk_enc_free(buf, &t->enc, kind, seq, trk_now_ns(), (uintptr_t)p);
+    trk_ev_finish(t, buf, (size_t)(e - buf), seq);
+}
+
+void trk_ev_free(struct trk_thread *t, unsigned kind, const void *p)
+{
+    trk_ev_free_at(t, kind, trk_ev_begin(t), p);
+}
+
+void trk_ev_realloc(struct trk_thread *t, unsigned kind, uint64_t seq, const void *old,
+                    const void *new_ptr, size_t size, uint32_t stack)
+{
+    uint8_t buf[TRK_REC_MAX];
+    uint64_t seq2 = trk_ev_seq();
+    uint8_t *e = trk_enc_realloc(buf, &t->enc, kind, seq, seq2, trk_now_ns(), (uintptr_t)old,
+                                 (uintptr_t)new_ptr, size, stack);
+    trk_ev_finish(t, buf, (size_t)(e - buf), seq2);
+}
+
+void trk_ev_mmap(struct trk_thread *t, const void *p, size_t len, int prot, int flags, int file,
+                 uint32_t stack)
+{
+    uint8_t buf[TRK_REC_MAX];
+    uint64_t seq = trk_ev_begin(t);
+    uint8_t *e = trk_enc_mmap(buf, &t->enc, seq, trk_now_ns(), (uintptr_t)p, len,
+                              (uint32_t)prot, (uint32_t)flags, file, stack);
+    trk_ev_finish(t, buf, (size_t)(e - buf), seq);
+}
+
+void trk_ev_munmap(struct trk_thread *t, const void *p, size_t len)
+{
+    uint8_t buf[TRK_REC_MAX];
+    uint64_t seq = trk_ev_begin(t);
+    uint8_t *e = trk_enc_munmap(buf, &t->enc, seq, trk_now_ns(), (uintptr_t)p, len);
+    trk_ev_finish(t, buf, (size_t)(e - buf), seq);
+}
+
+void trk_ev_mremap(struct trk_thread *t, uint64_t seq, const void *old, size_t oldlen,
+                   const void *new_ptr, size_t newlen, int flags, uint32_t stack)
+{
+    uint8_t buf[TRK_REC_MAX];
+    uint64_t seq2 = trk_ev_seq();
+    uint8_t *e = trk_enc_mremap(buf, &t->enc, seq, seq2, trk_now_ns(), (uintptr_t)old, oldlen,
+                                (uintptr_t)new_ptr, newlen, (uint32_t)flags, stack);
+    trk_ev_finish(t, buf, (size_t)(e - buf), seq2);
+}
+
+void trk_ev_thread_start(struct trk_thread *t)
+{
+    uint8_t buf[TRK_REC_MAX];
+    uint64_t seq = trk_ev_begin(t);
+    uint8_t *e = trk_enc_thread(buf, &t->enc, seq, trk_now_ns(), (uint64_t)t->tid,
+                                trk_tl_internal ? TRK_THREAD_INTERNAL : 0);
+    trk_ev_finish(t, buf, (size_t)(e - buf), seq);
+}
+
+void trk_ev_thread_name(struct trk_thread *t, pid_t tid, const char *name)
+{
+    uint8_t buf[TRK_REC_MAX + TRK_THREAD_NAME_MAX];
+    uint64_t seq = trk_ev_begin(t);
+    uint8_t *e = trk_enc_thread_name(buf, &t->enc, seq, trk_now_ns(), (uint64_t)tid, name,
+                                     strnlen(name, TRK_THREAD_NAME_MAX));
+    trk_ev_finish(t, buf, (size_t)(e - buf), seq);
+}
+
+void trk_ev_thread_exit(struct trk_thread *t)
+{
+    uint8_t buf[TRK_REC_MAX];
+    uint64_t seq = trk_ev_begin(t);
+    uint8_t *e = trk_enc_thread_exit(buf, &t->enc, seq, trk_now_ns());
+    trk_ev_finish(t, buf, (size_t)(e - buf), seq);
+}
+
+void trk_ev_rss(struct trk_thread *t, uint64_t anon, uint64_t file)
+{
+    uint8_t buf[TRK_REC_MAX];
+    uint64_t seq = trk_ev_begin(t);
+    uint8_t *e = trk_enc_rss(buf, &t->enc, seq, trk_now_ns(), anon, file);
+    trk_ev_finish(t, buf, (size_t)(e - buf), seq);
+}
+
+void trk_ev_lost(struct trk_thread *t, uint64_t count)
+{
+    uint8_t buf[TRK_REC_MAX];
+    uint64_t seq = trk_ev_begin(t);
+    uint8_t *e = trk_enc_lost(buf, &t->enc, seq, trk_now_ns(), count);
+    trk_ev_finish(t, buf, (size_t)(e - buf), seq);
+}

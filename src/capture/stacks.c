@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * stacks.c - native stack capture (libunwind) and in-process interning.
+ *
+ * Stacks are interned into a process-wide trie of (parent node, ip) edges so
+ * that a stack seen before costs one varint in the file, and a new one costs
+ * only its new edges (STACK records). Two levels make the common case cheap:
+ *   1. a per-thread direct-mapped cache from a hash of the whole stack to its
+ *      leaf node: one unwind + one hash + one compare for a repeated stack;
+ *   2. the shared trie, an open-addressing table read without locks; only
+ *      insertion of a new edge takes a spinlock.
+ * Never allocates with malloc: tables come from raw mmap and old tables are
+ * kept (never unmapped) because lock-free readers may still be probing them.
+ */
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#include <sched.h>
+#include <string.h>
+
+#include "capture/capture.h"
+
+struct trie_ent {
+    _Atomic uint64_t ip;
+    _Atomic uint32_t parent;
+    _Atomic uint32_t id; /* 0 = empty; written last, with release */
+};
+
+struct trie_tab {
+    uint64_t mask;
+    struct trie_ent e[];
+};
+
+static _Atomic(struct trie_tab *) trie;
+static uint64_t trie_count;
+static uint32_t next_id = 1;
+static _Atomic int trie_lock;
+
+#define TRIE_INITIAL (1u << 16)
+
+static void lock_trie(void)
+{
+    for (;;) {
+        int expect = 0;
+        if (atomic_compare_exchange_weak_explicit(&trie_lock, &expect, 1, memory_order_acquire,
+                                                  memory_order_relaxed))
+            return;
+        sched_yield();
+    }
+}
+
+static void unlock_trie(void)
+{
+    atomic_store_explicit(&trie_lock, 0, memory_order_release);
+}
+
+static inline uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+static inline uint64_t edge_hash(uint32_t parent, uint64_t ip)
+{
+    return mix64(ip * 0x9E3779B97F4A7C15ULL ^ parent);
+}
+
+static struct trie_tab *trie_alloc(uint64_t slots)
+{
+    struct trie_tab *t = trk_sys_mmap(sizeof(struct trie_tab) + slots * sizeof(struct trie_ent));
+    if (t)
+        t->mask = slots - 1;
+    return t;
+}
+
+int trk_stacks_init(void)
+{
+    struct trie_tab *t = trie_alloc(TRIE_INITIAL);
+    if (!t)
+        return -1;
+    atomic_store(&trie, t);
+    trie_count = 0;
+    next_id = 1;
+    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+    return 0;
+}
+
+static uint32_t trie_find(struct trie_tab *tab, uint32_t parent, uint64_t ip, uint64_t *slot)
+{
+    for (uint64_t i = edge_hash(parent, ip) & tab->mask;; i = (i + 1) & tab->mask) {
+        uint32_t id = atomic_load_explicit(&tab->e[i].id, memory_order_acquire);
+        if (id == 0) {
+            *slot = i;
+            return 0;
+        }
+        if (atomic_load_explicit(&tab->e[i].ip, memory_order_relaxed) == ip &&
+            atomic_load_explicit(&tab->e[i].parent, memory_order_relaxed) == parent)
+            return id;
+    }
+}
+
+static void trie_put(struct trie_tab *tab, uint64_t slot, uint32_t parent, uint64_t ip,
+                     uint32_t id)
+{
+    atomic_store_explicit(&tab->e[slot].ip, ip, memory_order_relaxed);
+    atomic_store_explicit(&tab->e[slot].parent, parent, memory_order_relaxed);
+    atomic_store_explicit(&tab->e[slot].id, id, memory_order_release);
+}
+
+/* pre: trie_lock held. Doubles the table; readers holding the old pointer
+ * keep working and fall into the locked path for anything newer. */
+static struct trie_tab *trie_grow(struct trie_tab *old)
+{
+    struct trie_tab *n = trie_alloc((old->mask + 1) * 2);
+    if (!n)
+        return NULL;
+    for (uint64_t i = 0; i <= old->mask; i++) {
+        uint32_t id = atomic_load_explicit(&old->e[i].id, memory_order_relaxed);
+        if (!id)
+            continue;
+        uint64_t ip = atomic_load_explicit(&old->e[i].ip, memory_order_relaxed);
+        uint32_t parent = atomic_load_explicit(&old->e[i].parent, memory_order_relaxed);
+        uint64_t slot;
+        trie_find(n, parent, ip, &slot);
+        trie_put(n, slot, parent, ip, id);
+    }
+    atomic_store_explicit(&trie, n, memory_order_release);
+    return n;
+}
+
+/* Emits the STACK record and commits it before the node becomes visible to
+ * other threads: a thread that finds the node and then takes a seq is thereby
+ * ordered after this commit, so the writer's watermark covers the definition
+ * whenever it covers a use (docs/FORMAT.md §3). */
+static int emit_node(struct trk_thread *t, uint32_t id, uint32_t parent, uint64_t ip)
+{
+    uint8_t buf[TRK_REC_MAX];
+    uint8_t *e = trk_enc_stack(buf, &t->enc, id, parent, ip);
+    if (trk_ring_put(t, buf, (size_t)(e - buf)))
+        return -1;
+    trk_commit(t);
+    return 0;
+}
+
+static uint32_t trie_get(struct trk_thread *t, uint32_t parent, uint64_t ip)
+{
+    uint64_t slot;
+    uint32_t id = trie_find(atomic_load_explicit(&trie, memory_order_acquire), parent, ip, &slot);
+    if (TRK_LIKELY(id))
+        return id;
+
+    lock_trie();
+    struct trie_tab *tab = atomic_load_explicit(&trie, memory_order_relaxed);
+    id = trie_find(tab, parent, ip, &slot);
+    if (!id) {
+        if ((trie_count + 1) * 2 > tab->mask + 1) {
+            tab = trie_grow(tab);
+            if (!tab) {
+                unlock_trie();
+                return 0;
+            }
+            trie_find(tab, parent, ip, &slot);
+        }
+        id = next_id;
+        if (emit_node(t, id, parent, ip) == 0) {
+            next_id++;
+            trie_count++;
+            trie_put(tab, slot, parent, ip, id);
+        } else {
+            id = 0;
+        }
+    }
+    unlock_trie();
+    return id;
+}
+
+static inline uint64_t stack_hash(const uintptr_t *ips, int n)
+{
+    uint64_t h = (uint64_t)n * 0x9E3779B97F4A7C15ULL;
+    for (int i = 0; i < n; i++)
+        h = mix64(h ^ ips[i]) + (uint64_t)i;
+    return h | 1; /* never 0, so a zeroed cache entry never matches */
+}
+
+uint32_t trk_stack_intern(struct trk_thread *t, const uintptr_t *ips, int n)
+{
+    if (n <= 0)
+        return 0;
+    uint64_t h = stack_hash(ips, n);
+    struct trk_stack_cache_ent *c = &t->cache[h & (TRK_STACK_CACHE - 1)];
+    if (c->hash == h && c->depth == (uint16_t)n)
+        return c->id;
+
+    uint32_t node = 0;
+    for (int i = n - 1; i >= 0; i--) {
+        node = trie_get(t, node, ips[i]);
+        if (!node)
+            return 0;
+    }
+    c->hash = h;
+    c->depth = (uint16_t)n;
+    c->id = node;
+    return node;
+}
+
+uintptr_t trk_self_lo, trk_self_hi;
+
+uint32_t trk_stack(struct trk_thread *t)
+{
+    int want = trk_cfg.depth + 16;
+    int n = unw_backtrace((void **)t->ips, want);
+    int skip = 0;
+    /* Drop our own frames (the hook and anything it inlined or called). */
+    while (skip < n && t->ips[skip] >= trk_self_lo && t->ips[skip] < trk_self_hi)
+        skip++;
+    n -= skip;
+    if (n > trk_cfg.depth)
+        n = trk_cfg.depth;
+    return trk_stack_intern(t, t->ips + skip, n);
+}
+
+void trk_stacks_fork_prepare(void)
+{
+    lock_trie();
+}
+
+void trk_stacks_fork_parent(void)
+{
+    unlock_trie();
+}
+
+/* The child writes a new file, so node ids must start over there: give it a
+ * fresh table (the parent's stays mapped copy-on-write and unused). */
+void trk_stacks_fork_child(void)
+{
+    struct trie_tab *t = trie_alloc(TRIE_INITIAL);
+    if (t) {
+        atomic_store(&trie, t);
+        trie_count = 0;
+        next_id = 1;
+    }
+    atomic_store(&trie_lock, 0);
+    if (!t)
+        atomic_store(&trk_active, 0);
+}

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * thread.c - per-thread capture state: creation on a thread's first event,
+ * the registry the writer walks, exit marking and recycling after fork.
+ *
+ * States come from raw mmap and are never unmapped: the registry is an
+ * append-only lock-free list, so the writer can walk it while threads come
+ * and go. A state is recycled (FREE -> CLAIMED -> ACTIVE) only after the
+ * writer has drained it and seen its thread gone (writer.c).
+ */
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "capture/capture.h"
+
+__thread int trk_tl_guard TRK_TLS;
+__thread struct trk_thread *trk_tl_thread TRK_TLS;
+__thread int trk_tl_internal TRK_TLS;
+_Atomic int trk_active;
+_Atomic uint64_t trk_seq = 1;
+
+static _Atomic(struct trk_thread *) registry;
+static _Atomic uint32_t next_stream;
+static pthread_key_t exit_key;
+
+static void thread_key_destructor(void *arg)
+{
+    struct trk_thread *t = arg;
+    /* Runs during thread exit; later destructors may still allocate, and they
+     * keep recording through trk_tl_thread, which outlives this call. */
+    int was = trk_tl_guard;
+    trk_tl_guard = 1;
+    if (atomic_load(&trk_active))
+        trk_thread_exit_mark(t);
+    trk_tl_guard = was;
+}
+
+int trk_threads_init(void)
+{
+    return pthread_key_create(&exit_key, thread_key_destructor) ? -1 : 0;
+}
+
+struct trk_thread *trk_thread_list(void)
+{
+    return atomic_load_explicit(&registry, memory_order_acquire);
+}
+
+static void thread_reset(struct trk_thread *t)
+{
+    t->head = 0;
+    t->last_seq = 0;
+    t->lost = 0;
+    memset(&t->enc, 0, sizeof(t->enc));
+    atomic_store_explicit(&t->committed, 0, memory_order_relaxed);
+    atomic_store_explicit(&t->consumed, 0, memory_order_relaxed);
+    atomic_store_explicit(&t->floor, UINT64_MAX, memory_order_relaxed);
+    atomic_store_explicit(&t->wake_sent, 0, memory_order_relaxed);
+    t->exit_seen_ns = 0;
+    /* A zero hash never matches a real stack's hash by construction
+     * (stacks.c forces the low bit), so zeroing invalidates the cache. */
+    memset(t->cache, 0, sizeof(t->cache));
+    t->stream = atomic_fetch_add(&next_stream, 1);
+    t->tid = trk_gettid();
+    t->self = pthread_self();
+}
+
+static struct trk_thread *thread_claim_free(void)
+{
+    for (struct trk_thread *t = trk_thread_list(); t; t = t->next) {
+        int expect = TRK_TS_FREE;
+        if (atomic_load_explicit(&t->state, memory_order_relaxed) == TRK_TS_FREE &&
+            atomic_compare_exchange_strong(&t->state, &expect, TRK_TS_CLAIMED))
+            return t;
+    }
+    return NULL;
+}
+
+static struct trk_thread *thread_new(void)
+{
+    size_t head = (sizeof(struct trk_thread) + 4095) & ~(size_t)4095;
+    uint8_t *mem = trk_sys_mmap(head + trk_cfg.ring_size);
+    if (!mem)
+        return NULL;
+    struct trk_thread *t = (struct trk_thread *)mem;
+    t->ring = mem + head;
+    t->ring_mask = trk_cfg.ring_size - 1;
+    atomic_store(&t->state, TRK_TS_CLAIMED);
+    struct trk_thread *old = atomic_load(&registry);
+    do {
+        t->next = old;
+    } while (!atomic_compare_exchange_weak(&registry, &old, t));
+    return t;
+}
+
+/* Reads the kernel's name for the calling thread, which names threads that
+ * were christened before we could see it (or by the program name). */
+static void thread_emit_comm(struct trk_thread *t)
+{
+    int fd = open("/proc/thread-self/comm", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    char name[TRK_THREAD_NAME_MAX + 1];
+    ssize_t n = read(fd, name, TRK_THREAD_NAME_MAX);
+    close(fd);
+    if (n <= 0)
+        return;
+    name[n] = 0;
+    if (name[n - 1] == '\n')
+        name[n - 1] = 0;
+    trk_ev_thread_name(t, t->tid, name);
+}
+
+struct trk_thread *trk_thread_attach(void)
+{
+    struct trk_thread *t = thread_claim_free();
+    if (!t)
+        t = thread_new();
+    if (!t) {
+        trk_fail("cannot allocate thread buffer", 12);
+        return NULL;
+    }
+    thread_reset(t);
+    atomic_store_explicit(&t->state, TRK_TS_ACTIVE, memory_order_release);
+    trk_tl_thread = t;
+    pthread_setspecific(exit_key, t);
+    trk_ev_thread_start(t);
+    thread_emit_comm(t);
+    return t;
+}
+
+void trk_thread_exit_mark(struct trk_thread *t)
+{
+    trk_ev_thread_exit(t);
+    atomic_store_explicit(&t->state, TRK_TS_EXITING, memory_order_release);
+    trk_writer_wake();
+}
+
+pid_t trk_thread_tid_of(pthread_t th)
+{
+    for (struct trk_thread *t = trk_thread_list(); t; t = t->next) {
+        int s = atomic_load_explicit(&t->state, memory_order_acquire);
+        if ((s == TRK_TS_ACTIVE || s == TRK_TS_EXITING) && pthread_equal(t->self, th))
+            return t->tid;
+    }
+    return 0;
+}
+
+/* In a fork child only the forking thread survives. Its state starts a fresh
+ * stream in the child's new file; every other state belonged to a thread that
+ * does not exist here and becomes free. Stream ids restart at 0. */
+void trk_threads_after_fork_child(struct trk_thread *self)
+{
+    atomic_store(&next_stream, 0);
+    for (struct trk_thread *t = trk_thread_list(); t; t = t->next)
+        if (t != self)
+            atomic_store(&t->state, TRK_TS_FREE);
+    if (self) {
+        thread_reset(self);
+        atomic_store(&self->state, TRK_TS_ACTIVE);
+    }
+}

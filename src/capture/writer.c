@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * writer.c - the two background threads and the file's chunk stream.
+ *
+ * The writer thread is a pure consumer: it copies each thread's committed
+ * bytes out of its ring, compresses them (LZ4) into a DATA chunk and writes
+ * it, then writes a WATERMARK. It never takes the loader lock and never
+ * produces records, so producers waiting for ring space always make progress.
+ * The sampler thread is a producer: RSS every TRACKER_RSS_MS and module
+ * snapshots when the loader's counters moved.
+ *
+ * Watermarks. Let G0 be the seq counter read at the start of a cycle and
+ * f(t) each thread's floor, read before its committed offset c(t). Every
+ * event with seq < W = min(G0, f(t)...) is inside [consumed, c(t)) of its
+ * thread or already written: a thread that took such a seq either committed
+ * it before we read c(t), or is still in flight, in which case its floor (set
+ * before the fetch-add, published by it) is at most that seq. So after the
+ * cycle's DATA chunks, "all seq < W precede this point" holds.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <lz4.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "capture/capture.h"
+#include "common/crc32c.h"
+
+enum { WS_NONE, WS_RUNNING, WS_FAILED };
+
+static _Atomic int writer_state;
+static _Atomic int finished;
+static _Atomic uint32_t wake_word;
+static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint8_t *raw_buf, *lz_buf;
+static int lz_cap;
+static uint64_t last_wm;
+static uint64_t chunks_written;
+static _Atomic int fail_reported;
+
+int trk_writer_alive(void)
+{
+    return atomic_load_explicit(&writer_state, memory_order_relaxed) == WS_RUNNING;
+}
+
+void trk_writer_wake(void)
+{
+    atomic_fetch_add_explicit(&wake_word, 1, memory_order_release);
+    syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+void trk_fail(const char *what, int err)
+{
+    atomic_store(&trk_active, 0);
+    int expect = 0;
+    if (atomic_compare_exchange_strong(&fail_reported, &expect, 1))
+        trk_log("stopped tracking: ", what, err ? strerrordesc_np(err) : NULL);
+}
+
+static int write_chunk(unsigned type, uint32_t stream, const uint8_t *payload, uint32_t stored,
+                       uint32_t raw, unsigned codec, uint64_t arg)
+{
+    uint8_t h[TRK_CHUNK_HEAD];
+    memcpy(h, TRK_CHUNK_MAGIC, 4);
+    h[4] = (uint8_t)type;
+    h[5] = (uint8_t)codec;
+    trk_put_le16(h + 6, 0);
+    trk_put_le32(h + 8, stream);
+    trk_put_le32(h + 12, stored);
+    trk_put_le32(h + 16, raw);
+    trk_put_le64(h + 24, arg);
+    uint32_t crc = trk_crc32c(0, h + 4, 16);
+    crc = trk_crc32c(crc, h + 24, 8);
+    crc = trk_crc32c(crc, payload, stored);
+    trk_put_le32(h + 20, crc);
+
+    struct iovec iov[2] = {{h, sizeof(h)}, {(void *)payload, stored}};
+    size_t total = sizeof(h) + stored;
+    int fd = trk_output_fd();
+    while (total) {
+        ssize_t n = writev(fd, iov, 2);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            int err = n < 0 ? errno : EIO;
+            atomic_store(&writer_state, WS_FAILED);
+            trk_fail("cannot write capture: ", err);
+            return -1;
+        }
+        total -= (size_t)n;
+        for (int i = 0; i < 2 && n; i++) {
+            size_t k = (size_t)n < iov[i].iov_len ? (size_t)n : iov[i].iov_len;
+            iov[i].iov_base = (uint8_t *)iov[i].iov_base + k;
+            iov[i].iov_len -= k;
+            n -= (ssize_t)k;
+        }
+    }
+    chunks_written++;
+    return 0;
+}
+
+/* pre: flush_lock held. Writes ring bytes [from, to) as one DATA chunk;
+ * both ends lie on record boundaries because only commits publish them. */
+static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to)
+{
+    uint64_t len = to - from, size = t->ring_mask + 1, off = from & t->ring_mask;
+    uint64_t first = size - off < len ? size - off : len;
+    memcpy(raw_buf, t->ring + off, first);
+    memcpy(raw_buf + first, t->ring, len - first);
+    int n = LZ4_compress_default((const char *)raw_buf, (char *)lz_buf, (int)len, lz_cap);
+    if (n > 0 && (uint64_t)n < len)
+        return write_chunk(TRK_CHUNK_DATA, t->stream, lz_buf, (uint32_t)n, (uint32_t)len,
+                           TRK_CODEC_LZ4, from);
+    return write_chunk(TRK_CHUNK_DATA, t->stream, raw_buf, (uint32_t)len, (uint32_t)len,
+                       TRK_CODEC_STORED, from);
+}
+
+/* A state whose thread has exited and been drained is reused by the next new
+ * thread. tgkill(…, 0) tells whether the tid still exists; a reused tid only
+ * delays recycling. */
+static void maybe_recycle(struct trk_thread *t)
+{
+    if (syscall(SYS_tgkill, trk_pid, t->tid, 0) == 0 || errno != ESRCH)
+        return;
+    if (atomic_load_explicit(&t->committed, memory_order_acquire) ==
+        atomic_load_explicit(&t->consumed, memory_order_relaxed))
+        atomic_store_explicit(&t->state, TRK_TS_FREE, memory_order_release);
+}
+
+/* pre: flush_lock held. */
+static void flush_cycle(int final)
+{
+    if (atomic_load(&writer_state) == WS_FAILED || trk_output_fd() < 0)
+        return;
+    uint64_t w = atomic_load_explicit(&trk_seq, memory_order_seq_cst);
+    for (struct trk_thread *t = trk_thread_list(); t; t = t->next) {
+        int st = atomic_load_explicit(&t->state, memory_order_acquire);
+        if (st != TRK_TS_ACTIVE && st != TRK_TS_EXITING)
+            continue;
+        uint64_t f = atomic_load_explicit(&t->floor, memory_order_acquire);
+        uint64_t c = atomic_load_explicit(&t->committed, memory_order_acquire);
+        if (f < w)
+            w = f;
+        uint64_t done = atomic_load_explicit(&t->consumed, memory_order_relaxed);
+        if (c > done) {
+            if (write_stream(t, done, c))
+                return;
+            atomic_store_explicit(&t->consumed, c, memory_order_release);
+            atomic_store_explicit(&t->wake_sent, 0, memory_order_relaxed);
+        }
+        if (st == TRK_TS_EXITING && !final)
+            maybe_recycle(t);
+    }
+    if (final)
+        w = UINT64_MAX;
+    if (w > last_wm && write_chunk(TRK_CHUNK_WATERMARK, 0, NULL, 0, 0, TRK_CODEC_STORED, w) == 0)
+        last_wm = w;
+}
+
+static void *writer_main(void *arg)
+{
+    (void)arg;
+    trk_tl_guard = 1; /* nothing this thread does is the program's */
+    while (!atomic_load(&finished)) {
+        uint32_t w = atomic_load_explicit(&wake_word, memory_order_acquire);
+        pthread_mutex_lock(&flush_lock);
+        if (!atomic_load(&finished))
+            flush_cycle(0);
+        pthread_mutex_unlock(&flush_lock);
+        if (atomic_load(&writer_state) != WS_RUNNING)
+            break;
+        struct timespec ts = {0, (long)trk_cfg.flush_ms * 1000000L};
+        syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, w, &ts, NULL, 0);
+    }
+    return NULL;
+}
+
+/* /proc/self/statm: size resident shared ... in pages; "shared" is the
+ * file-backed plus shmem part, so anonymous = resident - shared. */
+static int read_rss(int fd, uint64_t *anon, uint64_t *file)
+{
+    char buf[128];
+    ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    uint64_t f[3] = {0, 0, 0};
+    const char *p = buf;
+    for (int i = 0; i < 3; i++) {
+        while (*p == ' ')
+            p++;
+        while (*p >= '0' && *p <= '9')
+            f[i] = f[i] * 10 + (uint64_t)(*p++ - '0');
+    }
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    *file = f[2] * page;
+    *anon = f[1] > f[2] ? (f[1] - f[2]) * page : 0;
+    return 0;
+}
+
+static void *sampler_main(void *arg)
+{
+    (void)arg;
+    trk_tl_internal = 1;
+    struct trk_thread *t = trk_enter(); /* the guard stays set for good */
+    if (!t)
+        return NULL;
+    int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    int period = trk_cfg.rss_ms ? trk_cfg.rss_ms : 10;
+    unsigned ticks = 0;
+    while (!atomic_load(&finished) && atomic_load(&trk_active)) {
+        uint64_t anon, file;
+        if (trk_cfg.rss_ms && fd >= 0 && read_rss(fd, &anon, &file) == 0)
+            trk_ev_rss(t, anon, file);
+        /* Loads through libc-internal dlopen (NSS, iconv, libgcc_s) bypass
+         * our hook; the loader's counters reveal them within ~10 ms. */
+        if ((ticks++ * (unsigned)period) % 10 == 0 && trk_modules_changed())
+            trk_modules_snapshot(t);
+        struct timespec ts = {period / 1000, (long)(period % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    if (fd >= 0)
+        close(fd);
+    return NULL;
+}
+
+static int spawn(void *(*fn)(void *), const char *name)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    /* Signals meant for the program must never land on our threads. */
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_t th;
+    int rc = pthread_create(&th, NULL, fn, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc)
+        return rc;
+    pthread_setname_np(th, name);
+    pthread_detach(th);
+    return 0;
+}
+
+int trk_writer_start(void)
+{
+    if (!raw_buf) {
+        lz_cap = LZ4_compressBound((int)trk_cfg.ring_size);
+        raw_buf = trk_sys_mmap(trk_cfg.ring_size);
+        lz_buf = trk_sys_mmap((size_t)lz_cap);
+        if (!raw_buf || !lz_buf)
+            return ENOMEM;
+    }
+    atomic_store(&finished, 0);
+    last_wm = 0;
+    atomic_store(&writer_state, WS_RUNNING);
+    int rc = spawn(writer_main, "trk-writer");
+    if (rc) {
+        atomic_store(&writer_state, WS_NONE);
+        return rc;
+    }
+    return spawn(sampler_main, "trk-sampler");
+}
+
+/* Waits (bounded) for events already in flight on other threads to commit,
+ * so that the final flush includes them. */
+static void wait_in_flight(void)
+{
+    for (int i = 0; i < 500; i++) {
+        int busy = 0;
+        for (struct trk_thread *t = trk_thread_list(); t; t = t->next) {
+            int st = atomic_load(&t->state);
+            if ((st == TRK_TS_ACTIVE || st == TRK_TS_EXITING) && t != trk_tl_thread &&
+                atomic_load_explicit(&t->floor, memory_order_acquire) != UINT64_MAX)
+                busy = 1;
+        }
+        if (!busy)
+            return;
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+void trk_writer_finish(int reason, int stop)
+{
+    int was = trk_tl_guard;
+    trk_tl_guard = 1;
+    pthread_mutex_lock(&flush_lock);
+    if (atomic_load(&finished)) {
+        pthread_mutex_unlock(&flush_lock);
+        trk_tl_guard = was;
+        return;
+    }
+    int failed = atomic_load(&fail_reported);
+    if (stop) {
+        atomic_store(&trk_active, 0);
+        wait_in_flight();
+    }
+    flush_cycle(stop);
+    /* After an internal failure the capture ends without a trailer, so that
+     * every reader reports it as truncated instead of silently short. */
+    if (!failed && atomic_load(&writer_state) == WS_RUNNING) {
+        uint8_t buf[5 * TRK_VARINT_MAX], *p = buf;
+        uint64_t lost = 0, streams = 0;
+        for (struct trk_thread *t = trk_thread_list(); t; t = t->next) {
+            lost += t->lost;
+            streams++;
+        }
+        p = trk_put_varint(p, trk_now_ns());
+        p = trk_put_varint(p, (uint64_t)reason);
+        p = trk_put_varint(p, chunks_written);
+        p = trk_put_varint(p, lost);
+        p = trk_put_varint(p, streams);
+        write_chunk(TRK_CHUNK_END, 0, buf, (uint32_t)(p - buf), (uint32_t)(p - buf),
+                    TRK_CODEC_STORED, 0);
+    }
+    if (stop) {
+        atomic_store(&finished, 1);
+        trk_writer_wake();
+    }
+    pthread_mutex_unlock(&flush_lock);
+    trk_tl_guard = was;
+}
+
+void trk_writer_fork_prepare(void)
+{
+    pthread_mutex_lock(&flush_lock);
+}
+
+void trk_writer_fork_parent(void)
+{
+    pthread_mutex_unlock(&flush_lock);
+}
+
+/* Neither background thread exists in the child; the caller restarts them
+ * once the child's own capture is open. */
+void trk_writer_fork_child(void)
+{
+    pthread_mutex_init(&flush_lock, NULL);
+    atomic_store(&writer_state, WS_NONE);
+    atomic_store(&fail_reported, 0);
+    chunks_written = 0;
+    last_wm = 0;
+}

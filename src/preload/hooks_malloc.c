@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * hooks_malloc.c - the C allocation API: malloc, calloc, realloc,
+ * reallocarray, free, posix_memalign, aligned_alloc, memalign, valloc,
+ * pvalloc, free_sized and free_aligned_sized.
+ *
+ * Each hook forwards to the next definition and records the result. Order
+ * matters for the total order across threads (docs/FORMAT.md §3): a release
+ * is recorded before the memory goes back to the allocator, an acquisition
+ * after it came out. errno is preserved across our bookkeeping. C++
+ * operator new/delete are accounted through these: libstdc++ implements them
+ * on malloc/free/aligned_alloc through the PLT, even with -static-libstdc++.
+ */
+#include <errno.h>
+#include <malloc.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "preload/real.h"
+
+#define ENSURE(fn)                       \
+    do {                                 \
+        if (TRK_UNLIKELY(!trk_real.fn))  \
+            trk_resolve();               \
+    } while (0)
+
+/* Records an acquisition made by `call` (an expression yielding void *). */
+#define RECORD_ALLOC(kind, call, size_expr)                      \
+    do {                                                         \
+        struct trk_thread *t = trk_enter();                      \
+        if (!t)                                                  \
+            return call;                                         \
+        void *p = call;                                          \
+        int saved = errno;                                       \
+        if (p)                                                   \
+            trk_ev_alloc(t, kind, p, size_expr, trk_stack(t));   \
+        trk_leave();                                             \
+        errno = saved;                                           \
+        return p;                                                \
+    } while (0)
+
+TRK_EXPORT void *malloc(size_t n)
+{
+    ENSURE(malloc);
+    if (TRK_UNLIKELY(!trk_real.malloc))
+        return trk_boot_alloc(n, 16);
+    RECORD_ALLOC(TRK_ALLOC_MALLOC, trk_real.malloc(n), n);
+}
+
+TRK_EXPORT void *calloc(size_t n, size_t size)
+{
+    ENSURE(calloc);
+    if (TRK_UNLIKELY(!trk_real.calloc)) {
+        size_t total;
+        if (__builtin_mul_overflow(n, size, &total))
+            return NULL;
+        return trk_boot_alloc(total, 16); /* the arena starts zeroed and is never reused */
+    }
+    RECORD_ALLOC(TRK_ALLOC_CALLOC, trk_real.calloc(n, size), n * size);
+}
+
+static void free_common(unsigned kind, void *p, void (*release)(void *, size_t, size_t),
+                        size_t a, size_t b)
+{
+    if (!p || trk_boot_owns(p))
+        return;
+    ENSURE(free);
+    if (TRK_UNLIKELY(!trk_real.free))
+        return;
+    struct trk_thread *t = trk_enter();
+    if (t) {
+        int saved = errno;
+        trk_ev_free(t, kind, p);
+        errno = saved;
+    }
+    if (release)
+        release(p, a, b);
+    else
+        trk_real.free(p);
+    if (t)
+        trk_leave();
+}
+
+TRK_EXPORT void free(void *p)
+{
+    free_common(TRK_ALLOC_FREE, p, NULL, 0, 0);
+}
+
+static void call_free_sized(void *p, size_t size, size_t unused)
+{
+    (void)unused;
+    trk_real.free_sized(p, size);
+}
+
+static void call_free_aligned_sized(void *p, size_t align, size_t size)
+{
+    trk_real.free_aligned_sized(p, align, size);
+}
+
+void free_sized(void *p, size_t size);
+void free_aligned_sized(void *p, size_t align, size_t size);
+
+/* C23. glibc before 2.39 lacks them; programs built against a newer libc
+ * still find ours, and then plain free is the right release. */
+TRK_EXPORT void free_sized(void *p, size_t size)
+{
+    free_common(TRK_ALLOC_FREE_SIZED, p, trk_real.free_sized ? call_free_sized : NULL, size, 0);
+}
+
+TRK_EXPORT void free_aligned_sized(void *p, size_t align, size_t size)
+{
+    free_common(TRK_ALLOC_FREE_ALIGNED_SIZED, p,
+                trk_real.free_aligned_sized ? call_free_aligned_sized : NULL, align, size);
+}
+
+/* realloc-like calls take their release seq before the call and their
+ * acquisition seq after it (trk_ev_realloc), so address reuse by another
+ * thread is ordered correctly on both sides. */
+static void *realloc_common(unsigned kind, void *p, size_t n, size_t elem)
+{
+    size_t bytes;
+    int overflow = __builtin_mul_overflow(n, elem, &bytes);
+    if (TRK_UNLIKELY(trk_boot_owns(p))) {
+        if (overflow) {
+            errno = ENOMEM;
+            return NULL;
+        }
+        void *q = malloc(bytes);
+        size_t old = trk_boot_size(p);
+        if (q)
+            memcpy(q, p, old < bytes ? old : bytes);
+        return q;
+    }
+    ENSURE(realloc);
+    struct trk_thread *t = trk_enter();
+    if (!t)
+        return kind == TRK_ALLOC_REALLOCARRAY ? trk_real.reallocarray(p, n, elem)
+                                              : trk_real.realloc(p, n);
+    void *q;
+    int saved;
+    if (!p) {
+        q = kind == TRK_ALLOC_REALLOCARRAY ? trk_real.reallocarray(p, n, elem)
+                                           : trk_real.realloc(p, n);
+        saved = errno;
+        if (q)
+            trk_ev_alloc(t, kind, q, bytes, trk_stack(t));
+    } else {
+        uint32_t stack = trk_stack(t);
+        uint64_t seq = trk_ev_begin(t);
+        q = kind == TRK_ALLOC_REALLOCARRAY ? trk_real.reallocarray(p, n, elem)
+                                           : trk_real.realloc(p, n);
+        saved = errno;
+        if (q)
+            trk_ev_realloc(t, kind, seq, p, q, bytes, stack);
+        else if (bytes == 0 && !overflow)
+            trk_ev_free_at(t, kind, seq, p); /* realloc(p, 0) freed p */
+        else
+            trk_ev_abort(t);
+    }
+    trk_leave();
+    errno = saved;
+    return q;
+}
+
+TRK_EXPORT void *realloc(void *p, size_t n)
+{
+    return realloc_common(TRK_ALLOC_REALLOC, p, n, 1);
+}
+
+TRK_EXPORT void *reallocarray(void *p, size_t n, size_t size)
+{
+    ENSURE(reallocarray);
+    if (!trk_real.reallocarray) {
+        size_t total;
+        if (__builtin_mul_overflow(n, size, &total)) {
+            errno = ENOMEM;
+            return NULL;
+        }
+        return realloc_common(TRK_ALLOC_REALLOC, p, total, 1);
+    }
+    return realloc_common(TRK_ALLOC_REALLOCARRAY, p, n, size);
+}
+
+TRK_EXPORT int posix_memalign(void **out, size_t align, size_t n)
+{
+    ENSURE(posix_memalign);
+    if (TRK_UNLIKELY(!trk_real.posix_memalign)) {
+        *out = trk_boot_alloc(n, align);
+        return *out ? 0 : ENOMEM;
+    }
+    struct trk_thread *t = trk_enter();
+    if (!t)
+        return trk_real.posix_memalign(out, align, n);
+    int rc = trk_real.posix_memalign(out, align, n);
+    int saved = errno;
+    if (rc == 0)
+        trk_ev_alloc(t, TRK_ALLOC_POSIX_MEMALIGN, *out, n, trk_stack(t));
+    trk_leave();
+    errno = saved;
+    return rc;
+}
+
+TRK_EXPORT void *aligned_alloc(size_t align, size_t n)
+{
+    ENSURE(aligned_alloc);
+    if (TRK_UNLIKELY(!trk_real.aligned_alloc))
+        return trk_boot_alloc(n, align);
+    RECORD_ALLOC(TRK_ALLOC_ALIGNED_ALLOC, trk_real.aligned_alloc(align, n), n);
+}
+
+TRK_EXPORT void *memalign(size_t align, size_t n)
+{
+    ENSURE(memalign);
+    if (TRK_UNLIKELY(!trk_real.memalign))
+        return trk_boot_alloc(n, align);
+    RECORD_ALLOC(TRK_ALLOC_MEMALIGN, trk_real.memalign(align, n), n);
+}
+
+TRK_EXPORT void *valloc(size_t n)
+{
+    ENSURE(valloc);
+    if (TRK_UNLIKELY(!trk_real.valloc))
+        return trk_boot_alloc(n, 4096);
+    RECORD_ALLOC(TRK_ALLOC_VALLOC, trk_real.valloc(n), n);
+}
+
+TRK_EXPORT void *pvalloc(size_t n)
+{
+    ENSURE(pvalloc);
+    if (TRK_UNLIKELY(!trk_real.pvalloc))
+        return trk_boot_alloc(n, 4096);
+    RECORD_ALLOC(TRK_ALLOC_PVALLOC, trk_real.pvalloc(n), n);
+}

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * hooks_mmap.c - mmap, mmap64, munmap and mremap as called by the program
+ * and its libraries. (glibc's malloc reaches the kernel through internal
+ * calls that never come here, so heap blocks are not counted twice.)
+ *
+ * Mappings backed by a file are recorded as such and are not heap. Partial
+ * unmaps are recorded as the call was made; the reader keeps intervals.
+ * Before resolution (or for our own re-entrant use) the raw syscall is used.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "preload/real.h"
+
+static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    long r = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+    if (r < 0 && r > -4096) {
+        errno = (int)-r;
+        return MAP_FAILED;
+    }
+    return (void *)r;
+}
+
+static void *mmap_common(void *(*real)(void *, size_t, int, int, int, off_t), void *addr,
+                         size_t len, int prot, int flags, int fd, off_t off)
+{
+    if (TRK_UNLIKELY(!real))
+        return sys_mmap(addr, len, prot, flags, fd, off);
+    struct trk_thread *t = trk_enter();
+    if (!t)
+        return real(addr, len, prot, flags, fd, off);
+    void *p = real(addr, len, prot, flags, fd, off);
+    int saved = errno;
+    if (p != MAP_FAILED && trk_cfg.track_mmap) {
+        int file = !(flags & MAP_ANONYMOUS) && fd >= 0;
+        trk_ev_mmap(t, p, len, prot, flags, file, trk_stack(t));
+    }
+    trk_leave();
+    errno = saved;
+    return p;
+}
+
+TRK_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    if (TRK_UNLIKELY(!trk_real.mmap))
+        trk_resolve();
+    return mmap_common(trk_real.mmap, addr, len, prot, flags, fd, off);
+}
+
+TRK_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    if (TRK_UNLIKELY(!trk_real.mmap64))
+        trk_resolve();
+    return mmap_common(trk_real.mmap64 ? trk_real.mmap64 : trk_real.mmap, addr, len, prot, flags,
+                       fd, off);
+}
+
+TRK_EXPORT int munmap(void *addr, size_t len)
+{
+    if (TRK_UNLIKELY(!trk_real.munmap))
+        trk_resolve();
+    if (TRK_UNLIKELY(!trk_real.munmap))
+        return (int)syscall(SYS_munmap, addr, len);
+    struct trk_thread *t = trk_enter();
+    if (!t)
+        return trk_real.munmap(addr, len);
+    if (trk_cfg.track_mmap)
+        trk_ev_munmap(t, addr, len);
+    int rc = trk_real.munmap(addr, len);
+    trk_leave();
+    return rc;
+}
+
+TRK_EXPORT void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
+{
+    void *want = NULL;
+    if (flags & MREMAP_FIXED) {
+        va_list ap;
+        va_start(ap, flags);
+        want = va_arg(ap, void *);
+        va_end(ap);
+    }
+    if (TRK_UNLIKELY(!trk_real.mremap))
+        trk_resolve();
+    struct trk_thread *t = trk_enter();
+    if (!t)
+        return trk_real.mremap(old, oldlen, newlen, flags, want);
+    if (!trk_cfg.track_mmap) {
+        void *p = trk_real.mremap(old, oldlen, newlen, flags, want);
+        trk_leave();
+        return p;
+    }
+    uint32_t stack = trk_stack(t);
+    uint64_t seq = trk_ev_begin(t);
+    void *p = trk_real.mremap(old, oldlen, newlen, flags, want);
+    int saved = errno;
+    if (p != MAP_FAILED)
+        trk_ev_mremap(t, seq, old, oldlen, p, newlen, flags, stack);
+    else
+        trk_ev_abort(t);
+    trk_leave();
+    errno = saved;
+    return p;
+}

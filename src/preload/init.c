@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * init.c - lifecycle of the preload: start in the constructor, fork
+ * handling, and the final flush at exit.
+ *
+ * The atexit handler is registered from our constructor, which the loader
+ * runs before __libc_start_main registers the loader's own finaliser; so it
+ * runs after every other atexit handler and every library destructor, and
+ * the frees those make are still recorded before the trailer is written.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "preload/real.h"
+
+static void on_exit_flush(void)
+{
+    if (atomic_load(&trk_active) && getpid() == trk_pid)
+        trk_writer_finish(TRK_END_EXIT, 1);
+}
+
+static int fork_guard;
+
+/* Lock order: stack trie, then flush lock (a thread inserting a stack node
+ * may wait for the writer, and the writer needs the flush lock). */
+static void fork_prepare(void)
+{
+    fork_guard = trk_tl_guard;
+    trk_tl_guard = 1;
+    trk_stacks_fork_prepare();
+    trk_writer_fork_prepare();
+}
+
+static void fork_parent(void)
+{
+    trk_writer_fork_parent();
+    trk_stacks_fork_parent();
+    trk_tl_guard = fork_guard;
+}
+
+/* The child continues into a capture of its own, <stem>.<pid>.bin, with a
+ * fresh stack trie and stream numbering, and its own background threads. */
+static void fork_child(void)
+{
+    trk_writer_fork_child();
+    trk_stacks_fork_child();
+    int was_active = atomic_load(&trk_active);
+    trk_pid = getpid();
+    struct trk_thread *self = trk_tl_thread;
+    if (!was_active || !trk_cfg.follow_fork) {
+        atomic_store(&trk_active, 0);
+        trk_tl_guard = fork_guard;
+        return;
+    }
+    atomic_store(&trk_active, 0);
+    trk_threads_after_fork_child(self);
+    if (trk_output_open(1) != 0) {
+        trk_tl_guard = fork_guard;
+        return;
+    }
+    atomic_store(&trk_active, 1);
+    if (self)
+        trk_ev_thread_start(self);
+    if (trk_writer_start() != 0) {
+        trk_fail("cannot start writer thread in child", errno);
+    } else if (self) {
+        trk_modules_snapshot(self);
+    }
+    trk_tl_guard = fork_guard;
+}
+
+__attribute__((constructor)) static void trk_preload_init(void)
+{
+    trk_tl_guard = 1;
+    trk_resolve();
+    trk_pid = getpid();
+    const char *off = getenv("TRACKER_DISABLE");
+    if (off && *off && *off != '0')
+        goto out;
+    trk_config_load();
+    trk_modules_init();
+    if (trk_threads_init() || trk_stacks_init()) {
+        trk_log("not tracking: initialisation failed", NULL, NULL);
+        goto out;
+    }
+    if (trk_output_open(0) != 0)
+        goto out;
+    trk_env_capture();
+    atomic_store(&trk_active, 1);
+    int rc = trk_writer_start();
+    if (rc) {
+        trk_fail("cannot start writer thread: ", rc);
+        goto out;
+    }
+    atexit(on_exit_flush);
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    trk_tl_guard = 0;
+    struct trk_thread *t = trk_enter();
+    if (t) {
+        trk_modules_snapshot(t);
+        trk_leave();
+    }
+    return;
+out:
+    trk_tl_guard = 0;
+}
