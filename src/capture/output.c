@@ -282,6 +282,8 @@ int trk_output_open(int is_fork_child)
                     fd = open_sibling(root); /* an earlier image of this pid */
                 } else if (trk_cfg.force && unlink(root) == 0) {
                     fd = create_excl(root);
+                    if (fd < 0)
+                        fd = -errno;
                 } else {
                     trk_log("not tracking: '", root, "' exists (set TRACKER_FORCE=1)");
                     return -1;
@@ -291,7 +293,7 @@ int trk_output_open(int is_fork_child)
             }
         }
         if (fd >= 0)
-            strncpy(out_path, root, sizeof(out_path) - 1);
+            memcpy(out_path, root, strlen(root) + 1);
     } else {
         fd = open_sibling(root);
     }

@@ -177,12 +177,23 @@ static uint32_t trie_get(struct trk_thread *t, uint32_t parent, uint64_t ip)
     return id;
 }
 
+/* Two independent multiply-xor lanes keep the dependency chain short: this
+ * runs on every allocation over the whole stack, so it must cost a few
+ * cycles per frame, not a full 64-bit finaliser each. */
 static inline uint64_t stack_hash(const uintptr_t *ips, int n)
 {
-    uint64_t h = (uint64_t)n * 0x9E3779B97F4A7C15ULL;
-    for (int i = 0; i < n; i++)
-        h = mix64(h ^ ips[i]) + (uint64_t)i;
-    return h | 1; /* never 0, so a zeroed cache entry never matches */
+    const uint64_t k1 = 0x9E3779B97F4A7C15ULL, k2 = 0xC2B2AE3D27D4EB4FULL;
+    uint64_t a = (uint64_t)n * k1, b = k2;
+    int i = 0;
+    for (; i + 1 < n; i += 2) {
+        a = (a ^ ips[i]) * k1;
+        b = (b ^ ips[i + 1]) * k2;
+        a ^= a >> 29;
+        b ^= b >> 31;
+    }
+    if (i < n)
+        a = (a ^ ips[i]) * k1;
+    return mix64(a ^ (b + 0x632BE59BD9B4E019ULL)) | 1; /* never 0: zeroed entries never match */
 }
 
 uint32_t trk_stack_intern(struct trk_thread *t, const uintptr_t *ips, int n)

@@ -1,0 +1,17 @@
+#!/bin/sh
+# Installs the Debian 12 packages tracker needs to build and test.
+# Shared by setup.sh and test.sh; safe to run again.
+set -e
+PKGS="meson ninja-build pkg-config gcc g++ libunwind-dev liblz4-dev libjemalloc-dev \
+libcmocka-dev libdw-dev libelf-dev python3 valgrind perl"
+missing=""
+for p in $PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    echo "deps: installing$missing"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    # shellcheck disable=SC2086
+    apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi

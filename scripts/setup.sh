@@ -1,0 +1,15 @@
+#!/bin/sh
+# First command of the README: install, build, and record the bundled example.
+# Ends with a report on disk and prints where it is.
+set -e
+cd "$(dirname "$0")/.."
+sh scripts/deps.sh
+[ -d build ] || meson setup build --buildtype=release >/dev/null
+ninja -C build
+mkdir -p out
+./build/tracker run -f -o out/demo.bin -- ./build/examples/demo
+./build/tracker stats out/demo.bin | tee out/demo-stats.txt
+./build/tracker stats --json out/demo.bin > out/demo-stats.json
+echo
+echo "setup: capture written to $(pwd)/out/demo.bin"
+echo "setup: report written to $(pwd)/out/demo-stats.txt (JSON: out/demo-stats.json)"

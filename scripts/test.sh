@@ -1,0 +1,54 @@
+#!/bin/sh
+# Second command of the README: the whole test suite, as CI runs it.
+#  1. a -Werror build, all suites (unit, integration);
+#  2. an ASan+UBSan build of everything that is not injected (reader,
+#     analysis, CLI, unit tests), running the unit and integration suites
+#     again; libtracker.so itself is never sanitized, it lives in other
+#     programs.
+# Ends with one summary line: "tests: N passed, N failed, N skipped".
+set -u
+cd "$(dirname "$0")/.."
+sh scripts/deps.sh || exit 1
+
+passed=0 failed=0 skipped=0 status=0
+
+run_suite() { # build-dir, extra meson test args...
+    dir=$1
+    shift
+    log=$dir/suite.log
+    meson test -C "$dir" --print-errorlogs --num-processes 2 "$@" >"$log" 2>&1
+    rc=$?
+    cat "$log"
+    ok=$(sed -n 's/^Ok: *\([0-9]*\).*/\1/p' "$log" | tail -1)
+    fl=$(sed -n 's/^Fail: *\([0-9]*\).*/\1/p' "$log" | tail -1)
+    to=$(sed -n 's/^Timeout: *\([0-9]*\).*/\1/p' "$log" | tail -1)
+    sk=$(sed -n 's/^Skipped: *\([0-9]*\).*/\1/p' "$log" | tail -1)
+    passed=$((passed + ${ok:-0}))
+    failed=$((failed + ${fl:-0} + ${to:-0}))
+    skipped=$((skipped + ${sk:-0}))
+    if [ $rc -ne 0 ] && [ "${fl:-0}" = 0 ] && [ "${to:-0}" = 0 ]; then
+        failed=$((failed + 1)) # meson itself failed
+    fi
+    [ $rc -eq 0 ] || status=1
+}
+
+setup() { # dir, options...
+    dir=$1
+    shift
+    if [ -d "$dir" ]; then
+        meson setup --reconfigure "$dir" "$@" >/dev/null || exit 1
+    else
+        meson setup "$dir" "$@" >/dev/null || exit 1
+    fi
+    ninja -C "$dir" || { echo "tests: 0 passed, 1 failed (build failed: $dir)"; exit 1; }
+}
+
+setup build-test --buildtype=debugoptimized -Dwerror=true -Dbench=false
+run_suite build-test
+
+setup build-asan --buildtype=debug -Dwerror=true -Dbench=false -Db_sanitize=address,undefined
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    run_suite build-asan
+
+echo "tests: $passed passed, $failed failed, $skipped skipped"
+exit $status
