@@ -149,7 +149,10 @@ static inline void trk_commit(struct trk_thread *t)
     atomic_store_explicit(&t->committed, t->head, memory_order_release);
 }
 
+/* CLOCK_MONOTONIC ns, from the TSC where the kernel trusts it (clock.c). */
 uint64_t trk_now_ns(void) TRK_HIDDEN;
+void trk_clock_init(void) TRK_HIDDEN;
+void trk_clock_recalibrate(void) TRK_HIDDEN;
 
 /* Opens an event window: publishes the floor and takes a seq. */
 static inline uint64_t trk_ev_begin(struct trk_thread *t)

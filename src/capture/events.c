@@ -13,13 +13,6 @@
 
 #include "capture/capture.h"
 
-uint64_t trk_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Waits until the writer has made room for len bytes. Blocking (rather than
  * dropping) keeps the capture complete; the give-up paths exist only so that
  * a dead writer (failed disk, or a raw clone() child that has no writer

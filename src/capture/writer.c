@@ -213,7 +213,11 @@ static void *sampler_main(void *arg)
     int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
     int period = trk_cfg.rss_ms ? trk_cfg.rss_ms : 10;
     unsigned ticks = 0;
+    trk_clock_recalibrate();
+    struct timespec first = {0, 2000000}; /* a 2 ms baseline for the first fit */
+    nanosleep(&first, NULL);
     while (!atomic_load(&finished) && atomic_load(&trk_active)) {
+        trk_clock_recalibrate();
         uint64_t anon, file;
         if (trk_cfg.rss_ms && fd >= 0 && read_rss(fd, &anon, &file) == 0)
             trk_ev_rss(t, anon, file);
