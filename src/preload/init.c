@@ -79,6 +79,7 @@ __attribute__((constructor)) static void trk_preload_init(void)
     if (off && *off && *off != '0')
         goto out;
     trk_config_load();
+    trk_clock_init();
     trk_modules_init();
     if (trk_threads_init() || trk_stacks_init()) {
         trk_log("not tracking: initialisation failed", NULL, NULL);
