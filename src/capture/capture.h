@@ -92,7 +92,15 @@ struct trk_thread {
     uintptr_t ips[TRK_DEPTH_MAX + 32];
 };
 
+/* Re-entry guard. HOOK: a hook of the program's is recording; a call that
+ * arrives meanwhile on this thread (a signal handler's) cannot be recorded
+ * and is counted as lost. INTERNAL: the tracker's own work; whatever libc
+ * does underneath is simply not the program's. */
+#define TRK_GUARD_HOOK     1
+#define TRK_GUARD_INTERNAL 2
+
 extern __thread int trk_tl_guard TRK_TLS TRK_HIDDEN;
+extern __thread uint32_t trk_tl_nested TRK_TLS TRK_HIDDEN; /* lost nested calls */
 extern __thread struct trk_thread *trk_tl_thread TRK_TLS TRK_HIDDEN;
 extern __thread int trk_tl_internal TRK_TLS TRK_HIDDEN; /* the tracker's own thread */
 extern _Atomic int trk_active TRK_HIDDEN;
@@ -110,22 +118,33 @@ int trk_threads_init(void) TRK_HIDDEN;
  * non-NULL return is paired with trk_leave(). */
 static inline struct trk_thread *trk_enter(void)
 {
-    if (trk_tl_guard || !atomic_load_explicit(&trk_active, memory_order_relaxed))
+    int g = trk_tl_guard;
+    if (TRK_UNLIKELY(g)) {
+        if (g == TRK_GUARD_HOOK)
+            trk_tl_nested++;
         return NULL;
-    trk_tl_guard = 1;
+    }
+    if (!atomic_load_explicit(&trk_active, memory_order_relaxed))
+        return NULL;
     struct trk_thread *t = trk_tl_thread;
     if (TRK_UNLIKELY(!t)) {
+        trk_tl_guard = TRK_GUARD_INTERNAL;
         t = trk_thread_attach();
         if (!t) {
             trk_tl_guard = 0;
             return NULL;
         }
     }
+    trk_tl_guard = TRK_GUARD_HOOK;
     return t;
 }
 
+void trk_report_nested(void) TRK_HIDDEN;
+
 static inline void trk_leave(void)
 {
+    if (TRK_UNLIKELY(trk_tl_nested))
+        trk_report_nested();
     trk_tl_guard = 0;
 }
 
@@ -183,7 +202,7 @@ void trk_ev_realloc(struct trk_thread *t, unsigned kind, uint64_t seq, const voi
                     const void *new_ptr, size_t size, uint32_t stack) TRK_HIDDEN;
 void trk_ev_mmap(struct trk_thread *t, const void *p, size_t len, int prot, int flags, int file,
                  uint32_t stack) TRK_HIDDEN;
-void trk_ev_munmap(struct trk_thread *t, const void *p, size_t len) TRK_HIDDEN;
+void trk_ev_munmap_at(struct trk_thread *t, uint64_t seq, const void *p, size_t len) TRK_HIDDEN;
 void trk_ev_mremap(struct trk_thread *t, uint64_t seq, const void *old, size_t oldlen,
                    const void *new_ptr, size_t newlen, int flags, uint32_t stack) TRK_HIDDEN;
 void trk_ev_thread_start(struct trk_thread *t) TRK_HIDDEN;
@@ -200,6 +219,7 @@ int trk_stacks_init(void) TRK_HIDDEN;
 uint32_t trk_stack(struct trk_thread *t) TRK_HIDDEN;
 /* Interns ips[0..n) (innermost first); emits STACK records for new nodes. */
 uint32_t trk_stack_intern(struct trk_thread *t, const uintptr_t *ips, int n) TRK_HIDDEN;
+void trk_stacks_thread_init(struct trk_thread *t) TRK_HIDDEN;
 void trk_stacks_fork_prepare(void) TRK_HIDDEN;
 void trk_stacks_fork_parent(void) TRK_HIDDEN;
 void trk_stacks_fork_child(void) TRK_HIDDEN;

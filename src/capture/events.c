@@ -181,10 +181,9 @@ void trk_ev_mmap(struct trk_thread *t, const void *p, size_t len, int prot, int 
     rec_end(t, b, e, scratch, seq);
 }
 
-void trk_ev_munmap(struct trk_thread *t, const void *p, size_t len)
+void trk_ev_munmap_at(struct trk_thread *t, uint64_t seq, const void *p, size_t len)
 {
     uint8_t scratch[TRK_REC_MAX];
-    uint64_t seq = trk_ev_begin(t);
     uint8_t *b = rec_begin(t, scratch);
     uint8_t *e = trk_enc_munmap(b, &t->enc, seq, trk_now_ns(), (uintptr_t)p, len);
     rec_end(t, b, e, scratch, seq);

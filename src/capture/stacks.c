@@ -233,6 +233,14 @@ uint32_t trk_stack(struct trk_thread *t)
     return trk_stack_intern(t, t->ips + skip, n);
 }
 
+/* libunwind sets up its per-thread state on first use, and that may
+ * allocate; doing it here, under the internal guard, keeps every allocation
+ * seen during a real unwind attributable to a signal handler (lost). */
+void trk_stacks_thread_init(struct trk_thread *t)
+{
+    unw_backtrace((void **)t->ips, 4);
+}
+
 void trk_stacks_fork_prepare(void)
 {
     lock_trie();

@@ -17,6 +17,18 @@
 __thread int trk_tl_guard TRK_TLS;
 __thread struct trk_thread *trk_tl_thread TRK_TLS;
 __thread int trk_tl_internal TRK_TLS;
+__thread uint32_t trk_tl_nested TRK_TLS;
+
+/* Calls that arrived while this thread was inside a hook (from a signal
+ * handler) went unrecorded; say how many, so readers report the loss. */
+void trk_report_nested(void)
+{
+    struct trk_thread *t = trk_tl_thread;
+    uint32_t n = trk_tl_nested;
+    trk_tl_nested = 0;
+    if (t && atomic_load_explicit(&trk_active, memory_order_relaxed))
+        trk_ev_lost(t, n);
+}
 _Atomic int trk_active;
 _Atomic uint64_t trk_seq = 1;
 
@@ -30,7 +42,7 @@ static void thread_key_destructor(void *arg)
     /* Runs during thread exit; later destructors may still allocate, and they
      * keep recording through trk_tl_thread, which outlives this call. */
     int was = trk_tl_guard;
-    trk_tl_guard = 1;
+    trk_tl_guard = TRK_GUARD_INTERNAL;
     if (atomic_load(&trk_active))
         trk_thread_exit_mark(t);
     trk_tl_guard = was;
@@ -126,6 +138,7 @@ struct trk_thread *trk_thread_attach(void)
     pthread_setspecific(exit_key, t);
     trk_ev_thread_start(t);
     thread_emit_comm(t);
+    trk_stacks_thread_init(t);
     return t;
 }
 

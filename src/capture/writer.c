@@ -165,7 +165,7 @@ static void flush_cycle(int final)
 static void *writer_main(void *arg)
 {
     (void)arg;
-    trk_tl_guard = 1; /* nothing this thread does is the program's */
+    trk_tl_guard = TRK_GUARD_INTERNAL; /* nothing this thread does is the program's */
     while (!atomic_load(&finished)) {
         uint32_t w = atomic_load_explicit(&wake_word, memory_order_acquire);
         pthread_mutex_lock(&flush_lock);
@@ -207,9 +207,10 @@ static void *sampler_main(void *arg)
 {
     (void)arg;
     trk_tl_internal = 1;
-    struct trk_thread *t = trk_enter(); /* the guard stays set for good */
+    struct trk_thread *t = trk_enter();
     if (!t)
         return NULL;
+    trk_tl_guard = TRK_GUARD_INTERNAL; /* for good: nothing here is the program's */
     int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
     int period = trk_cfg.rss_ms ? trk_cfg.rss_ms : 10;
     unsigned ticks = 0;
@@ -291,7 +292,7 @@ static void wait_in_flight(void)
 void trk_writer_finish(int reason, int stop)
 {
     int was = trk_tl_guard;
-    trk_tl_guard = 1;
+    trk_tl_guard = TRK_GUARD_INTERNAL;
     pthread_mutex_lock(&flush_lock);
     if (atomic_load(&finished)) {
         pthread_mutex_unlock(&flush_lock);

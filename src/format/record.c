@@ -48,10 +48,12 @@ uint8_t *trk_enc_module(uint8_t *p, uint64_t generation, uint64_t base, const ch
     p = trk_put_varint(p, generation);
     p = trk_put_varint(p, base);
     p = trk_put_varint(p, path_len);
-    memcpy(p, path, path_len);
+    if (path_len) /* memcpy from NULL is undefined even for 0 bytes */
+        memcpy(p, path, path_len);
     p += path_len;
     p = trk_put_varint(p, buildid_len);
-    memcpy(p, buildid, buildid_len);
+    if (buildid_len)
+        memcpy(p, buildid, buildid_len);
     p += buildid_len;
     p = trk_put_varint(p, nseg);
     for (unsigned i = 0; i < nseg; i++) {

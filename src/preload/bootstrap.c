@@ -57,7 +57,7 @@ void trk_resolve(void)
         return; /* done, or in progress on this or another thread: the
                  * caller falls back to the arena or a raw syscall */
     int was = trk_tl_guard;
-    trk_tl_guard = 1;
+    trk_tl_guard = TRK_GUARD_INTERNAL;
     GET(free, "free");
     GET(calloc, "calloc");
     GET(realloc, "realloc");

@@ -120,8 +120,10 @@ static void release(unsigned kind, void *p, size_t size, int flags)
         trk_real.sdallocx(p, size, flags);
     else if (kind == TRK_ALLOC_DALLOCX && HAVE(dallocx))
         trk_real.dallocx(p, flags);
+    else if (t)
+        trk_real.free(p); /* no jemalloc: the block came from malloc */
     else
-        free(p); /* emulation; with our guard set, free() only forwards */
+        free(p);
     if (t)
         trk_leave();
 }

@@ -69,10 +69,22 @@ TRK_EXPORT int munmap(void *addr, size_t len)
     struct trk_thread *t = trk_enter();
     if (!t)
         return trk_real.munmap(addr, len);
-    if (trk_cfg.track_mmap)
-        trk_ev_munmap(t, addr, len);
+    if (!trk_cfg.track_mmap) {
+        int rc = trk_real.munmap(addr, len);
+        trk_leave();
+        return rc;
+    }
+    /* The seq is taken before the range is released (another thread may map
+     * it right after), but the record is kept only if the kernel agreed. */
+    uint64_t seq = trk_ev_begin(t);
     int rc = trk_real.munmap(addr, len);
+    int saved = errno;
+    if (rc == 0)
+        trk_ev_munmap_at(t, seq, addr, len);
+    else
+        trk_ev_abort(t);
     trk_leave();
+    errno = saved;
     return rc;
 }
 

@@ -27,7 +27,7 @@ static int fork_guard;
 static void fork_prepare(void)
 {
     fork_guard = trk_tl_guard;
-    trk_tl_guard = 1;
+    trk_tl_guard = TRK_GUARD_INTERNAL;
     trk_stacks_fork_prepare();
     trk_writer_fork_prepare();
 }
@@ -72,7 +72,7 @@ static void fork_child(void)
 
 __attribute__((constructor)) static void trk_preload_init(void)
 {
-    trk_tl_guard = 1;
+    trk_tl_guard = TRK_GUARD_INTERNAL;
     trk_resolve();
     trk_pid = getpid();
     const char *off = getenv("TRACKER_DISABLE");
