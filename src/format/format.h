@@ -95,7 +95,8 @@ enum trk_codec {
     TRK_CODEC_LZ4 = 1, /* one LZ4 block (LZ4_compress_default) */
 };
 
-/* END payload: varints in this order. Readers ignore extra trailing bytes. */
+/* END payload: varints end_ts, reason, chunks, lost, streams, in this order.
+ * Readers ignore extra trailing bytes. */
 enum trk_end_reason {
     TRK_END_EXIT = 0,  /* normal exit(), atexit ran */
     TRK_END_EXEC = 1,  /* the image exec'd another program */

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * tracker/reader.h - public streaming API for reading tracker captures
+ * (docs/FORMAT.md). Owns: opening a capture, its header metadata, the merged
+ * global-order event stream, stack and module lookups, and the integrity
+ * status. Must not: interpret events (that is analysis), print anything, or
+ * trust the file: every input, however corrupt, yields an error or a status,
+ * never a crash.
+ *
+ * A reader is not thread-safe; use one per thread. Pointers it returns stay
+ * valid as documented per function.
+ */
+#ifndef TRACKER_READER_H
+#define TRACKER_READER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct trk_reader;
+
+/* Header metadata. Strings are NUL-terminated and never NULL ("" when the
+ * TLV is absent). */
+struct trk_reader_info {
+    uint32_t version;        /* format version of the file */
+    uint32_t pid, ppid, root_pid;
+    uint32_t page_size;
+    uint64_t start_realtime; /* ns since the Unix epoch */
+    uint64_t clock_base;     /* CLOCK_MONOTONIC ns at start; event ts use this clock */
+    uint64_t session;
+    uint32_t max_depth;
+    uint32_t options;        /* TRK_OPT_* bits of format.h */
+    int argc;
+    char **argv;             /* argc entries, then NULL */
+    const char *exe;
+    const char *host;
+    const char *cwd;
+    const char *writer_version;
+};
+
+enum trk_event_type {
+    TRK_EV_ALLOC = 1,     /* heap block acquired: addr, size (requested), stack, kind */
+    TRK_EV_FREE,          /* heap block released: addr, kind */
+    TRK_EV_MMAP,          /* [addr, addr+size) mapped: stack, map.prot/flags, TRK_EVF_FILE */
+    TRK_EV_MUNMAP,        /* [addr, addr+size) unmapped */
+    TRK_EV_MREMAP_OLD,    /* first half of mremap: release [addr, addr+size); pair.* */
+    TRK_EV_MREMAP_NEW,    /* second half: acquisition of [addr, addr+size); pair.*, stack */
+    TRK_EV_THREAD_START,  /* first record of a stream; tid is the new thread */
+    TRK_EV_THREAD_NAME,   /* thread_name.*; names thread_name.tid (maybe not tid) */
+    TRK_EV_THREAD_EXIT,
+    TRK_EV_RSS,           /* rss.anon, rss.file: resident bytes */
+    TRK_EV_MODULES,       /* modules.*: a new module snapshot (see trk_reader_modules) */
+    TRK_EV_LOST,          /* lost.count events the thread could not record */
+};
+
+/* trk_event.flags */
+#define TRK_EVF_FROM_REALLOC 0x01 /* FREE/ALLOC is half of a REALLOC record */
+#define TRK_EVF_FILE         0x02 /* MMAP: file-backed, not heap */
+#define TRK_EVF_DONTUNMAP    0x04 /* MREMAP_*: MREMAP_DONTUNMAP, the old range stays mapped */
+#define TRK_EVF_INTERNAL     0x08 /* THREAD_START: the tracker's own thread, not the program's */
+
+/* One event. Halves of a REALLOC record are a FREE of the old address at seq
+ * then an ALLOC of the new one at seq2, both with the record's kind and
+ * TRK_EVF_FROM_REALLOC; each carries the other half in pair.*. MREMAP becomes
+ * MREMAP_OLD at seq then MREMAP_NEW at seq2 likewise. */
+struct trk_event {
+    uint64_t seq;   /* global order; strictly increasing in a valid capture */
+    uint64_t ts;    /* CLOCK_MONOTONIC ns */
+    uint64_t addr;
+    uint64_t size;  /* ALLOC: requested bytes; mapping events: length; else 0 */
+    uint64_t stack; /* innermost stack node id, 0 = none (ALLOC, MMAP, MREMAP_NEW) */
+    union {
+        struct {
+            uint64_t prot, flags; /* as passed to mmap */
+        } map;
+        struct {
+            uint64_t seq;   /* the other half's seq */
+            uint64_t addr;  /* the other half's address */
+            uint64_t flags; /* MREMAP: mremap flags; REALLOC: 0 */
+        } pair;
+        struct {
+            uint64_t anon, file;
+        } rss;
+        struct {
+            uint64_t count;
+        } lost;
+        struct {
+            uint64_t generation, count;
+        } modules;
+        struct {
+            uint64_t tid;
+            const char *name; /* NUL-terminated, valid until trk_reader_close */
+        } thread_name;
+    } u;
+    uint32_t tid;  /* thread of the stream that recorded the event (0 if unknown) */
+    uint8_t type;  /* enum trk_event_type */
+    uint8_t kind;  /* allocator id (enum trk_alloc_kind) for heap events, else 0 */
+    uint8_t flags; /* TRK_EVF_* */
+};
+
+struct trk_module {
+    uint64_t generation;
+    uint64_t base;        /* load bias */
+    const char *path;     /* NUL-terminated; "" = main executable */
+    uint8_t buildid[64];
+    uint32_t buildid_len;
+    uint32_t nseg;
+    struct {
+        uint64_t vaddr, memsz; /* vaddr relative to base */
+        uint32_t flags;        /* ELF p_flags */
+    } seg[16];
+};
+
+/* Integrity of what has been read so far; final once trk_reader_next
+ * returned 0. */
+struct trk_reader_status {
+    bool truncated;             /* no final END chunk, or the file ends inside one */
+    bool end_seen;              /* the last chunk is an END: the fields below are valid */
+    uint32_t end_reason;        /* enum trk_end_reason */
+    uint64_t end_ts;            /* CLOCK_MONOTONIC ns */
+    uint64_t end_records;       /* records the writer says it wrote */
+    uint64_t end_streams;
+    uint64_t lost_events;       /* LOST records plus END's lost field */
+    uint64_t checksum_failures; /* chunks skipped for bad CRC or framing */
+    uint64_t bad_chunks;        /* good CRC but unusable (type, codec, size) */
+    uint64_t broken_streams;    /* streams that stopped decoding (gap, bad record) */
+    uint64_t bytes_lost;        /* stream bytes that could not be decoded */
+    uint64_t streams;           /* distinct streams seen */
+    uint64_t chunks;            /* good chunks read */
+    uint64_t records;           /* records decoded */
+    uint64_t events;            /* events returned */
+    uint64_t order_violations;  /* events released after a larger seq (corrupt order) */
+    uint64_t bad_stacks;        /* STACK records ignored (id out of range) */
+};
+
+/* Opens the capture at path and reads its header. Returns 0 and sets *out,
+ * or -1 with a one-line message in err (when errlen > 0) that starts with the
+ * path, e.g. "x.bin: not a tracker capture (bad magic)"; *out is then NULL. */
+int trk_reader_open(const char *path, struct trk_reader **out, char *err, size_t errlen);
+
+/* Same as trk_reader_open on an already open descriptor, which the reader
+ * takes over (closes it, even on failure); name is used in messages only. */
+int trk_reader_open_fd(int fd, const char *name, struct trk_reader **out, char *err,
+                       size_t errlen);
+
+/* Header metadata; never NULL, valid until trk_reader_close. */
+const struct trk_reader_info *trk_reader_info(const struct trk_reader *r);
+
+/* Stores the next event in global seq order into *ev. Returns 1 on an event,
+ * 0 at the end of the capture (also after corruption: see the status), or -1
+ * on a read error (message in trk_reader_error). Memory stays bounded by the
+ * events between two watermarks. */
+int trk_reader_next(struct trk_reader *r, struct trk_event *ev);
+
+/* Stores up to max (>= 1) next events in global seq order into evs; the
+ * faster way to iterate. Returns how many (>= 1), 0 at the end of the
+ * capture, or -1 on a read error, like trk_reader_next. */
+int trk_reader_next_batch(struct trk_reader *r, struct trk_event *evs, int max);
+
+/* Stores up to max frame addresses of stack node stack_id into ips,
+ * innermost first. Returns the number stored: 0 for id 0 or an unknown id;
+ * a chain that reaches an undefined node stops there. Stack nodes are known
+ * for every event already returned. */
+int trk_reader_stack(const struct trk_reader *r, uint64_t stack_id, uint64_t *ips, int max);
+
+/* Every module of every snapshot decoded so far, in file order. Returns the
+ * count and sets *mods (NULL when 0); valid until the next trk_reader_next or
+ * trk_reader_close. */
+size_t trk_reader_modules(const struct trk_reader *r, const struct trk_module **mods);
+
+/* Integrity status so far; never NULL, valid until trk_reader_close. */
+const struct trk_reader_status *trk_reader_status(const struct trk_reader *r);
+
+/* The last read error ("x.bin: read failed: ..."), or "" when none. */
+const char *trk_reader_error(const struct trk_reader *r);
+
+/* The name of an event type ("alloc", ...), "unknown" otherwise; never NULL. */
+const char *trk_event_type_name(unsigned type);
+
+/* Frees everything; r may be NULL. */
+void trk_reader_close(struct trk_reader *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TRACKER_READER_H */

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * live_map.h - the live heap set: an open-addressing hash map from block
+ * address to (requested size, allocator kind). Owns its memory, which stays
+ * proportional to the live set (tens of millions of blocks). Must not: know
+ * about events or statistics; address 0 is reserved as the empty key.
+ */
+#ifndef TRK_LIVE_MAP_H
+#define TRK_LIVE_MAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* size and kind share one word: sizes are clamped to 56 bits. */
+#define TRK_LIVE_SIZE_MASK ((UINT64_C(1) << 56) - 1)
+
+struct trk_live_slot {
+    uint64_t addr; /* 0 = empty */
+    uint64_t meta; /* size | kind << 56 */
+};
+
+struct trk_live_map {
+    struct trk_live_slot *slots;
+    size_t mask;   /* capacity - 1; capacity is a power of two */
+    unsigned shift; /* 64 - log2(capacity) */
+    size_t count;
+    size_t grow_at;
+};
+
+/* Returns 0, or -1 when out of memory. */
+int trk_live_map_init(struct trk_live_map *m);
+void trk_live_map_free(struct trk_live_map *m);
+
+/* Inserts or replaces addr (nonzero). Returns 1 when it replaced an entry
+ * (*old_size set), 0 when it inserted, -1 when out of memory. */
+int trk_live_map_put(struct trk_live_map *m, uint64_t addr, uint64_t size, unsigned kind,
+                     uint64_t *old_size);
+
+/* Removes addr. Returns true and sets *size (and *kind when not NULL) when it
+ * was present; false otherwise. */
+bool trk_live_map_remove(struct trk_live_map *m, uint64_t addr, uint64_t *size,
+                         unsigned *kind);
+
+/* Fibonacci hashing: the high bits of the product mix in every address bit,
+ * so 16-byte aligned heap addresses still spread evenly. */
+static inline size_t trk_live_map_home(const struct trk_live_map *m, uint64_t addr)
+{
+    return (size_t)((addr * UINT64_C(0x9E3779B97F4A7C15)) >> m->shift);
+}
+
+/* Hints that addr will be looked up soon: a large live set misses the cache
+ * on nearly every operation, so callers prefetch a few events ahead. */
+static inline void trk_live_map_prefetch(const struct trk_live_map *m, uint64_t addr)
+{
+    __builtin_prefetch(&m->slots[trk_live_map_home(m, addr)], 1, 1);
+}
+
+static inline size_t trk_live_map_count(const struct trk_live_map *m)
+{
+    return m->count;
+}
+
+#endif /* TRK_LIVE_MAP_H */

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * cli.h - declarations shared by the files of the `tracker` command: the
+ * subcommands and small helpers. Must not be used outside src/cli.
+ */
+#ifndef TRK_CLI_H
+#define TRK_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit codes shared by every subcommand. */
+#define TRK_EXIT_OK 0
+#define TRK_EXIT_FAIL 1      /* the command ran but failed (bad capture, ...) */
+#define TRK_EXIT_USAGE 2     /* bad option, value or output file */
+#define TRK_EXIT_NOTFOUND 127 /* the program to run cannot be executed */
+
+/* Subcommands: argv[0] is the subcommand name. Each returns the exit code. */
+int trk_cmd_run(int argc, char **argv);
+int trk_cmd_stats(int argc, char **argv);
+
+void trk_cli_usage(FILE *f);
+
+/* Prints "tracker: <message>\n" to stderr. */
+void trk_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Prints the unknown-option error and returns TRK_EXIT_USAGE. */
+int trk_cli_bad_option(const char *opt);
+
+/* Parses a whole decimal number within [min, max]; returns 0 or -1. */
+int trk_cli_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/* Finds libtracker.so (see find_lib.c for the order). Returns 0 with an
+ * absolute path in buf, or -1 with a message in buf. */
+int trk_find_lib(char *buf, size_t len);
+
+/* Lists the captures of a run (see captures.c). root is the root capture's
+ * path as shown to the user. */
+void trk_list_captures(const char *root, uint64_t session, FILE *f);
+
+#endif /* TRK_CLI_H */

@@ -1,0 +1,492 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * cmd_run.c - `tracker run`: parses options, checks the program, creates the
+ * capture file, starts the program with libtracker.so preloaded, waits like a
+ * shell and reports. Owns the environment contract with the preload
+ * (TRACKER_*). Must not: preload anything into the tracker process itself, or
+ * follow a symlink when creating the capture.
+ *
+ * The default capture name carries the program's pid, so the file is created
+ * in the child after fork, before exec; any failure before exec comes back
+ * over a close-on-exec pipe, and the parent reports it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+#define DEPTH_DEFAULT 128
+#define DEPTH_MAX 1024
+#define BUFFER_KB_MIN 64 /* the preload's accepted range (src/capture/config.c) */
+#define BUFFER_KB_MAX 16384
+
+struct run_opts {
+    const char *output;
+    bool force, quiet, no_mmap, no_follow_fork;
+    uint64_t depth;
+    uint64_t buffer_kb; /* 0: the preload's default */
+    char **prog_argv;
+    char prog_path[PATH_MAX];
+    char lib[PATH_MAX];
+    char session_hex[17];
+    uint64_t session;
+};
+
+/* What the child reports when it fails before exec. */
+struct child_error {
+    int code;
+    char msg[500];
+};
+
+/* ---- Options --------------------------------------------------------------- */
+
+static int option_value(char **argv, int argc, int *i, const char *name, const char *inline_val,
+                        const char **out)
+{
+    if (inline_val) {
+        *out = inline_val;
+        return 0;
+    }
+    if (*i + 1 >= argc) {
+        trk_cli_error("option '%s' needs a value (see 'tracker help')", name);
+        return -1;
+    }
+    *out = argv[++*i];
+    return 0;
+}
+
+static int number_value(const char *name, const char *v, uint64_t min, uint64_t max,
+                        uint64_t *out)
+{
+    if (trk_cli_parse_uint(v, min, max, out) < 0) {
+        trk_cli_error("invalid value '%s' for %s (expected %" PRIu64 "..%" PRIu64 ")", v, name,
+                      min, max);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_long(struct run_opts *o, char **argv, int argc, int *i)
+{
+    const char *arg = argv[*i];
+    char name[64];
+    const char *eq = strchr(arg, '=');
+    size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
+    if (n >= sizeof(name))
+        return trk_cli_bad_option(arg);
+    memcpy(name, arg, n);
+    name[n] = '\0';
+    const char *val = eq ? eq + 1 : NULL;
+    const char *v;
+
+    static const char *const flags[] = {"--force", "--quiet", "--no-mmap", "--no-follow-fork",
+                                        "--help"};
+    for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++) {
+        if (strcmp(name, flags[k]) != 0)
+            continue;
+        if (val) {
+            trk_cli_error("option '%s' takes no value (see 'tracker help')", name);
+            return TRK_EXIT_USAGE;
+        }
+        switch (k) {
+        case 0:
+            o->force = true;
+            break;
+        case 1:
+            o->quiet = true;
+            break;
+        case 2:
+            o->no_mmap = true;
+            break;
+        case 3:
+            o->no_follow_fork = true;
+            break;
+        default:
+            trk_cli_usage(stdout);
+            return -1;
+        }
+        return 0;
+    }
+    if (strcmp(name, "--output") == 0) {
+        if (option_value(argv, argc, i, name, val, &v) < 0)
+            return TRK_EXIT_USAGE;
+        if (!*v) {
+            trk_cli_error("option '--output' needs a file name");
+            return TRK_EXIT_USAGE;
+        }
+        o->output = v;
+        return 0;
+    }
+    if (strcmp(name, "--depth") == 0) {
+        if (option_value(argv, argc, i, name, val, &v) < 0 ||
+            number_value(name, v, 1, DEPTH_MAX, &o->depth) < 0)
+            return TRK_EXIT_USAGE;
+        return 0;
+    }
+    if (strcmp(name, "--buffer-kb") == 0) {
+        if (option_value(argv, argc, i, name, val, &v) < 0 ||
+            number_value(name, v, BUFFER_KB_MIN, BUFFER_KB_MAX, &o->buffer_kb) < 0)
+            return TRK_EXIT_USAGE;
+        return 0;
+    }
+    return trk_cli_bad_option(name);
+}
+
+/* -fq, -o FILE, -oFILE. */
+static int parse_short(struct run_opts *o, char **argv, int argc, int *i)
+{
+    const char *arg = argv[*i];
+    for (const char *c = arg + 1; *c; c++) {
+        switch (*c) {
+        case 'f':
+            o->force = true;
+            break;
+        case 'q':
+            o->quiet = true;
+            break;
+        case 'h':
+            trk_cli_usage(stdout);
+            return -1;
+        case 'o': {
+            const char *v;
+            if (option_value(argv, argc, i, "-o", c[1] ? c + 1 : NULL, &v) < 0)
+                return TRK_EXIT_USAGE;
+            if (!*v) {
+                trk_cli_error("option '-o' needs a file name");
+                return TRK_EXIT_USAGE;
+            }
+            o->output = v;
+            return 0;
+        }
+        default: {
+            char bad[3] = {'-', *c, '\0'};
+            return trk_cli_bad_option(bad);
+        }
+        }
+    }
+    return 0;
+}
+
+/* Returns 0, -1 after printing help (exit 0), or an exit code. */
+static int parse_options(struct run_opts *o, int argc, char **argv)
+{
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        }
+        if (a[0] != '-' || a[1] == '\0')
+            break; /* the program: options end at the first other word */
+        int rc = a[1] == '-' ? parse_long(o, argv, argc, &i) : parse_short(o, argv, argc, &i);
+        if (rc != 0)
+            return rc;
+    }
+    if (i >= argc) {
+        trk_cli_error("run: missing program to run (see 'tracker help')");
+        return TRK_EXIT_USAGE;
+    }
+    o->prog_argv = argv + i;
+    return 0;
+}
+
+/* ---- The program ------------------------------------------------------------ */
+
+/* 0 when path is an executable regular file; else the errno to report. */
+static int check_exec(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) < 0)
+        return errno;
+    if (S_ISDIR(st.st_mode))
+        return EISDIR;
+    if (!S_ISREG(st.st_mode) || access(path, X_OK) < 0)
+        return EACCES;
+    return 0;
+}
+
+/* Resolves the program like execvp; prints why not and returns -1. */
+static int resolve_program(struct run_opts *o)
+{
+    const char *name = o->prog_argv[0];
+    if (!*name) {
+        trk_cli_error("program not found: ''");
+        return -1;
+    }
+    if (strchr(name, '/')) {
+        int e = check_exec(name);
+        if (e == ENOENT || e == ENOTDIR)
+            trk_cli_error("program not found: %s", name);
+        else if (e)
+            trk_cli_error("cannot run '%s': %s", name, strerror(e));
+        if (e)
+            return -1;
+        snprintf(o->prog_path, sizeof(o->prog_path), "%s", name);
+        return 0;
+    }
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    int seen = 0; /* an errno other than "not there" from some candidate */
+    for (const char *p = path;;) {
+        const char *colon = strchrnul(p, ':');
+        size_t dlen = (size_t)(colon - p);
+        char cand[PATH_MAX];
+        int n = dlen ? snprintf(cand, sizeof(cand), "%.*s/%s", (int)dlen, p, name)
+                     : snprintf(cand, sizeof(cand), "%s", name); /* empty entry: cwd */
+        if (n > 0 && (size_t)n < sizeof(cand)) {
+            int e = check_exec(cand);
+            if (e == 0) {
+                snprintf(o->prog_path, sizeof(o->prog_path), "%s", cand);
+                return 0;
+            }
+            if (e != ENOENT && e != ENOTDIR && !seen)
+                seen = e;
+        }
+        if (!*colon)
+            break;
+        p = colon + 1;
+    }
+    if (seen)
+        trk_cli_error("cannot run '%s': %s", name, strerror(seen));
+    else
+        trk_cli_error("program not found: %s", name);
+    return -1;
+}
+
+/* ---- Capture file and environment -------------------------------------------- */
+
+static void output_path(const struct run_opts *o, pid_t pid, char *buf, size_t len)
+{
+    if (o->output) {
+        snprintf(buf, len, "%s", o->output);
+        return;
+    }
+    const char *base = strrchr(o->prog_argv[0], '/');
+    base = base ? base + 1 : o->prog_argv[0];
+    snprintf(buf, len, "tracker-%s.%ld.bin", base, (long)pid);
+}
+
+static void make_session(struct run_opts *o)
+{
+    uint64_t v = 0;
+    if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v)) {
+        /* Only uniqueness among nearby runs matters, not secrecy. */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        v = ((uint64_t)ts.tv_sec * 1000000007u) ^ (uint64_t)ts.tv_nsec ^
+            ((uint64_t)getpid() << 40);
+    }
+    v |= 1; /* the preload treats session 0 as "none given" */
+    o->session = v;
+    snprintf(o->session_hex, sizeof(o->session_hex), "%016" PRIx64, v);
+}
+
+__attribute__((format(printf, 3, 4), noreturn)) static void
+child_fail(int pipe_fd, int code, const char *fmt, ...)
+{
+    struct child_error ce = {.code = code};
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ce.msg, sizeof(ce.msg), fmt, ap);
+    va_end(ap);
+    ssize_t w = write(pipe_fd, &ce, sizeof(ce));
+    (void)w;
+    _exit(code);
+}
+
+static void set_env_num(const char *name, uint64_t v)
+{
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%" PRIu64, v);
+    setenv(name, buf, 1);
+}
+
+/* Runs in the child: never returns. */
+static void child_main(const struct run_opts *o, int pipe_fd)
+{
+    char path[PATH_MAX];
+    output_path(o, getpid(), path, sizeof(path));
+    if (o->force && unlink(path) < 0 && errno != ENOENT)
+        child_fail(pipe_fd, TRK_EXIT_USAGE, "cannot overwrite '%s': %s", path, strerror(errno));
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 && errno == EEXIST)
+        child_fail(pipe_fd, TRK_EXIT_USAGE, "'%s' exists (use -f to overwrite)", path);
+    if (fd < 0)
+        child_fail(pipe_fd, TRK_EXIT_USAGE, "cannot create '%s': %s", path, strerror(errno));
+    if (fd < 3) {
+        /* Keep the capture off stdin/stdout/stderr even if they were closed. */
+        int hi = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        if (hi >= 0) {
+            close(fd);
+            fd = hi;
+        }
+    }
+    fcntl(fd, F_SETFD, 0); /* the program inherits it; the tracker's copy is gone */
+
+    char abs[2 * PATH_MAX + 2];
+    char cwd[PATH_MAX];
+    if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+        snprintf(abs, sizeof(abs), "%s", path);
+    else
+        snprintf(abs, sizeof(abs), "%s/%s", cwd, path);
+
+    const char *old = getenv("LD_PRELOAD");
+    size_t plen = strlen(o->lib) + (old ? strlen(old) : 0) + 2;
+    char *preload = malloc(plen);
+    if (!preload)
+        child_fail(pipe_fd, TRK_EXIT_FAIL, "out of memory");
+    if (old && *old)
+        snprintf(preload, plen, "%s:%s", o->lib, old);
+    else
+        snprintf(preload, plen, "%s", o->lib);
+    setenv("LD_PRELOAD", preload, 1);
+    setenv("TRACKER_OUTPUT", abs, 1);
+    set_env_num("TRACKER_OUTPUT_FD", (uint64_t)fd);
+    set_env_num("TRACKER_ROOT_PID", (uint64_t)getpid());
+    setenv("TRACKER_SESSION", o->session_hex, 1);
+    set_env_num("TRACKER_DEPTH", o->depth);
+    setenv("TRACKER_MMAP", o->no_mmap ? "0" : "1", 1);
+    setenv("TRACKER_FOLLOW_FORK", o->no_follow_fork ? "0" : "1", 1);
+    if (o->buffer_kb)
+        set_env_num("TRACKER_BUFFER_KB", o->buffer_kb);
+    else
+        unsetenv("TRACKER_BUFFER_KB");
+    if (o->force)
+        setenv("TRACKER_FORCE", "1", 1);
+    else
+        unsetenv("TRACKER_FORCE");
+    if (o->quiet)
+        setenv("TRACKER_QUIET", "1", 1);
+
+    extern char **environ;
+    execve(o->prog_path, o->prog_argv, environ);
+    int e = errno;
+    if (e == ENOEXEC) {
+        /* Like execvp: a script without #! runs under /bin/sh. */
+        int n = 0;
+        while (o->prog_argv[n])
+            n++;
+        char **sh = calloc((size_t)n + 2, sizeof(char *));
+        if (sh) {
+            sh[0] = "sh";
+            sh[1] = (char *)o->prog_path;
+            for (int k = 1; k < n; k++)
+                sh[k + 1] = o->prog_argv[k];
+            execve("/bin/sh", sh, environ);
+        }
+    }
+    unlink(path); /* nothing will ever write it */
+    child_fail(pipe_fd, TRK_EXIT_NOTFOUND, "cannot run '%s': %s", o->prog_argv[0], strerror(e));
+}
+
+/* ---- Parent ------------------------------------------------------------------ */
+
+static const char *signal_name(int sig)
+{
+    static const struct {
+        int sig;
+        const char *name;
+    } names[] = {
+        {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"}, {SIGILL, "SIGILL"},
+        {SIGTRAP, "SIGTRAP"}, {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},
+        {SIGKILL, "SIGKILL"}, {SIGUSR1, "SIGUSR1"}, {SIGSEGV, "SIGSEGV"}, {SIGUSR2, "SIGUSR2"},
+        {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"}, {SIGXCPU, "SIGXCPU"},
+        {SIGXFSZ, "SIGXFSZ"}, {SIGSYS, "SIGSYS"},
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (names[i].sig == sig)
+            return names[i].name;
+    return "unknown signal";
+}
+
+static int wait_child(pid_t pid, int *status)
+{
+    for (;;) {
+        if (waitpid(pid, status, 0) == pid)
+            return 0;
+        if (errno != EINTR)
+            return -1;
+    }
+}
+
+int trk_cmd_run(int argc, char **argv)
+{
+    struct run_opts o = {.depth = DEPTH_DEFAULT};
+    int rc = parse_options(&o, argc, argv);
+    if (rc != 0)
+        return rc < 0 ? TRK_EXIT_OK : rc;
+    if (resolve_program(&o) < 0)
+        return TRK_EXIT_NOTFOUND;
+    if (trk_find_lib(o.lib, sizeof(o.lib)) < 0) {
+        trk_cli_error("%s", o.lib);
+        return TRK_EXIT_FAIL;
+    }
+    make_session(&o);
+
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) < 0) {
+        trk_cli_error("pipe: %s", strerror(errno));
+        return TRK_EXIT_FAIL;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        trk_cli_error("fork: %s", strerror(errno));
+        return TRK_EXIT_FAIL;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        child_main(&o, fds[1]);
+    }
+    close(fds[1]);
+    /* Like a shell: the terminal's ^C and ^\ go to the program; we outlive
+     * it to report. */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
+
+    struct child_error ce;
+    ssize_t n;
+    do
+        n = read(fds[0], &ce, sizeof(ce));
+    while (n < 0 && errno == EINTR);
+    close(fds[0]);
+    int status = 0;
+    if (wait_child(pid, &status) < 0) {
+        trk_cli_error("waitpid: %s", strerror(errno));
+        return TRK_EXIT_FAIL;
+    }
+    if (n == (ssize_t)sizeof(ce)) {
+        ce.msg[sizeof(ce.msg) - 1] = '\0';
+        trk_cli_error("%s", ce.msg);
+        return ce.code;
+    }
+
+    int code;
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        if (!o.quiet)
+            trk_cli_error("program killed by signal %d (%s)", sig, signal_name(sig));
+        code = 128 + sig;
+    } else {
+        code = WEXITSTATUS(status);
+    }
+    if (!o.quiet) {
+        char path[PATH_MAX];
+        output_path(&o, pid, path, sizeof(path));
+        trk_list_captures(path, o.session, stderr);
+    }
+    return code;
+}

@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * cmd_stats.c - `tracker stats [--json] FILE`: runs the stats analysis and
+ * prints it as an aligned table or as one JSON object. Owns the output
+ * formats (the JSON keys are a contract with scripts and tests). Must not:
+ * compute anything itself (src/analysis does) or exit non-zero for a merely
+ * truncated capture.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "analysis/stats.h"
+#include "cli/cli.h"
+#include "cli/json.h"
+#include "format/record.h"
+
+/* "1,234,567" */
+static const char *grouped(uint64_t v, char *buf, size_t len)
+{
+    char digits[32];
+    int n = snprintf(digits, sizeof(digits), "%" PRIu64, v);
+    size_t o = 0;
+    for (int i = 0; i < n && o + 2 < len; i++) {
+        if (i > 0 && (n - i) % 3 == 0)
+            buf[o++] = ',';
+        buf[o++] = digits[i];
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+/* "1.2 MiB (1,234,567 bytes)"; small values stay exact. */
+static const char *human(uint64_t v, char *buf, size_t len)
+{
+    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    char g[32];
+    if (v < 1024) {
+        snprintf(buf, len, "%" PRIu64 " B", v);
+        return buf;
+    }
+    double d = (double)v / 1024;
+    int u = 0;
+    while (d >= 1024 && u < 5) {
+        d /= 1024;
+        u++;
+    }
+    snprintf(buf, len, "%.1f %s (%s bytes)", d, units[u], grouped(v, g, sizeof(g)));
+    return buf;
+}
+
+static const char *short_human(uint64_t v, char *buf, size_t len)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double d = (double)v;
+    int u = 0;
+    while (d >= 1024 && u < 6) {
+        d /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, len, "%" PRIu64 " B", v);
+    else
+        snprintf(buf, len, "%.1f %s", d, units[u]);
+    return buf;
+}
+
+static void print_warnings(const struct trk_stats *s)
+{
+    char g[32], g2[32];
+    if (s->truncated)
+        printf("warning: the capture is truncated (the program was killed or is still "
+               "running); totals cover what was written\n");
+    if (s->lost_events)
+        printf("warning: %s events were lost by the writer\n",
+               grouped(s->lost_events, g, sizeof(g)));
+    if (s->checksum_failures)
+        printf("warning: %s corrupt chunks were skipped (checksum mismatch)\n",
+               grouped(s->checksum_failures, g, sizeof(g)));
+    if (s->bad_chunks)
+        printf("warning: %s unusable chunks were skipped\n",
+               grouped(s->bad_chunks, g, sizeof(g)));
+    if (s->broken_streams || s->bytes_lost)
+        printf("warning: %s thread streams broke; %s bytes of records could not be decoded\n",
+               grouped(s->broken_streams, g, sizeof(g)), grouped(s->bytes_lost, g2, sizeof(g2)));
+    if (s->truncated || s->lost_events || s->checksum_failures || s->bad_chunks ||
+        s->broken_streams || s->bytes_lost)
+        printf("\n");
+}
+
+#define ROW "  %-20s %s\n"
+
+static void print_table(const char *file, const struct trk_stats *s)
+{
+    char a[96], b[96], c[96];
+    print_warnings(s);
+    printf("%-22s %s\n", "Capture", file);
+    printf("%-22s %s\n", "Command", s->command);
+    printf("%-22s %" PRIu32 "\n", "PID", s->pid);
+    printf("%-22s %.3f s\n", "Duration", s->duration_s);
+    printf("%-22s %s\n", "Threads", grouped(s->threads, a, sizeof(a)));
+    printf("\nHeap (malloc family, requested sizes)\n");
+    printf(ROW, "Allocations", grouped(s->allocations, a, sizeof(a)));
+    printf(ROW, "Frees", grouped(s->frees, a, sizeof(a)));
+    printf(ROW, "Bytes allocated", human(s->bytes_allocated, a, sizeof(a)));
+    printf(ROW, "Peak live", human(s->peak_heap_bytes, a, sizeof(a)));
+    snprintf(c, sizeof(c), "%s in %s blocks", human(s->leaked_bytes, a, sizeof(a)),
+             grouped(s->leaked_allocations, b, sizeof(b)));
+    printf(ROW, "Leaked", c);
+    printf(ROW, "Unmatched frees", grouped(s->unmatched_frees, a, sizeof(a)));
+    printf("\nAnonymous mappings (mmap family)\n");
+    printf(ROW, "Peak mapped", human(s->mmap_peak_bytes, a, sizeof(a)));
+    printf(ROW, "Still mapped", human(s->mmap_leaked_bytes, a, sizeof(a)));
+    printf("\nResident memory (sampled)\n");
+    printf(ROW, "Peak RSS", human(s->rss_peak_bytes, a, sizeof(a)));
+    printf(ROW, "Peak anonymous", human(s->rss_anon_peak_bytes, a, sizeof(a)));
+    printf(ROW, "Peak file/shmem", human(s->rss_file_peak_bytes, a, sizeof(a)));
+
+    bool any = false;
+    for (unsigned k = 1; k <= TRK_ALLOC_KIND_MAX; k++) {
+        const struct trk_alloc_stats *x = &s->by_allocator[k];
+        if (!x->allocations && !x->frees && !x->bytes)
+            continue;
+        if (!any)
+            printf("\n  %-20s %14s %14s %12s\n", "By allocator", "allocations", "frees",
+                   "bytes");
+        any = true;
+        printf("  %-20s %14s %14s %12s\n", trk_alloc_kind_name(k),
+               grouped(x->allocations, a, sizeof(a)), grouped(x->frees, b, sizeof(b)),
+               short_human(x->bytes, c, sizeof(c)));
+    }
+}
+
+static void print_json(const struct trk_stats *s)
+{
+    struct trk_json j;
+    trk_json_init(&j, stdout);
+    trk_json_begin_object(&j, NULL);
+    trk_json_u64(&j, "pid", s->pid);
+    trk_json_string(&j, "command", s->command);
+    trk_json_u64(&j, "allocations", s->allocations);
+    trk_json_u64(&j, "frees", s->frees);
+    trk_json_u64(&j, "bytes_allocated", s->bytes_allocated);
+    trk_json_u64(&j, "peak_heap_bytes", s->peak_heap_bytes);
+    trk_json_u64(&j, "leaked_bytes", s->leaked_bytes);
+    trk_json_u64(&j, "leaked_allocations", s->leaked_allocations);
+    trk_json_u64(&j, "unmatched_frees", s->unmatched_frees);
+    trk_json_u64(&j, "mmap_peak_bytes", s->mmap_peak_bytes);
+    trk_json_u64(&j, "mmap_leaked_bytes", s->mmap_leaked_bytes);
+    trk_json_u64(&j, "rss_peak_bytes", s->rss_peak_bytes);
+    trk_json_u64(&j, "rss_anon_peak_bytes", s->rss_anon_peak_bytes);
+    trk_json_u64(&j, "rss_file_peak_bytes", s->rss_file_peak_bytes);
+    trk_json_u64(&j, "threads", s->threads);
+    trk_json_double(&j, "duration_s", s->duration_s);
+    trk_json_bool(&j, "truncated", s->truncated);
+    trk_json_u64(&j, "lost_events", s->lost_events);
+    trk_json_u64(&j, "checksum_failures", s->checksum_failures);
+    trk_json_u64(&j, "bad_chunks", s->bad_chunks);
+    trk_json_u64(&j, "broken_streams", s->broken_streams);
+    trk_json_u64(&j, "bytes_lost", s->bytes_lost);
+    trk_json_u64(&j, "events", s->events);
+    trk_json_begin_object(&j, "by_allocator");
+    for (unsigned k = 1; k <= TRK_ALLOC_KIND_MAX; k++) {
+        const struct trk_alloc_stats *x = &s->by_allocator[k];
+        if (!x->allocations && !x->frees && !x->bytes)
+            continue;
+        trk_json_begin_object(&j, trk_alloc_kind_name(k));
+        trk_json_u64(&j, "allocations", x->allocations);
+        trk_json_u64(&j, "frees", x->frees);
+        trk_json_u64(&j, "bytes", x->bytes);
+        trk_json_end_object(&j);
+    }
+    trk_json_end_object(&j);
+    trk_json_end_object(&j);
+    trk_json_finish(&j);
+}
+
+int trk_cmd_stats(int argc, char **argv)
+{
+    bool json = false, no_more_options = false;
+    const char *file = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!no_more_options && strcmp(a, "--") == 0) {
+            no_more_options = true;
+        } else if (!no_more_options && strcmp(a, "--json") == 0) {
+            json = true;
+        } else if (!no_more_options && (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)) {
+            trk_cli_usage(stdout);
+            return TRK_EXIT_OK;
+        } else if (!no_more_options && a[0] == '-' && a[1] != '\0') {
+            return trk_cli_bad_option(a);
+        } else if (file) {
+            trk_cli_error("stats: expected one capture file, got '%s' and '%s'", file, a);
+            return TRK_EXIT_USAGE;
+        } else {
+            file = a;
+        }
+    }
+    if (!file) {
+        trk_cli_error("stats: missing capture file (see 'tracker help')");
+        return TRK_EXIT_USAGE;
+    }
+
+    struct trk_reader *r;
+    char err[600];
+    if (trk_reader_open(file, &r, err, sizeof(err)) < 0) {
+        trk_cli_error("%s", err);
+        return TRK_EXIT_FAIL;
+    }
+    struct trk_stats s;
+    int rc = trk_stats_compute(r, &s);
+    if (rc == -1)
+        trk_cli_error("%s", trk_reader_error(r));
+    else if (rc < 0)
+        trk_cli_error("%s: out of memory", file);
+    if (rc == 0) {
+        if (json)
+            print_json(&s);
+        else
+            print_table(file, &s);
+    }
+    trk_stats_free(&s);
+    trk_reader_close(r);
+    if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
+        trk_cli_error("stats: cannot write output");
+        return TRK_EXIT_FAIL;
+    }
+    return rc == 0 ? TRK_EXIT_OK : TRK_EXIT_FAIL;
+}

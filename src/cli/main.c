@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * main.c - the `tracker` entry point: dispatches subcommands and owns usage,
+ * version and the shared error helpers. Must not: implement a subcommand
+ * (each lives in its cmd_*.c).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "trk_config.h"
+
+static int cmd_help(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    trk_cli_usage(stdout);
+    return TRK_EXIT_OK;
+}
+
+static const struct {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+} commands[] = {
+    {"run", trk_cmd_run},
+    {"stats", trk_cmd_stats},
+    {"help", cmd_help},
+};
+
+void trk_cli_usage(FILE *f)
+{
+    fputs("usage: tracker <command> [options]\n"
+          "\n"
+          "commands:\n"
+          "  run [options] [--] PROGRAM [ARGS...]   run PROGRAM and record its memory use\n"
+          "      -o, --output FILE   capture file (default tracker-PROGRAM.PID.bin, where\n"
+          "                          PID is the program's process id)\n"
+          "      -f, --force         overwrite an existing capture file\n"
+          "      --depth N           stack depth cap in frames, 1..1024 (default 128)\n"
+          "      --no-mmap           do not record mmap/munmap/mremap\n"
+          "      --no-follow-fork    do not record forked child processes\n"
+          "      --buffer-kb N       per-thread buffer in KiB, 64..16384 (default 512)\n"
+          "      -q, --quiet         print nothing but errors\n"
+          "  stats [--json] FILE    totals of a capture: heap, mmap, RSS, threads\n"
+          "  help                   this text\n"
+          "  --version              print the version\n",
+          f);
+}
+
+void trk_cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("tracker: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+int trk_cli_bad_option(const char *opt)
+{
+    trk_cli_error("unknown option '%s' (see 'tracker help')", opt);
+    return TRK_EXIT_USAGE;
+}
+
+int trk_cli_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+    if (!s || *s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        trk_cli_usage(stderr);
+        return TRK_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+        printf("tracker %s\n", TRK_VERSION);
+        return TRK_EXIT_OK;
+    }
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0)
+        return cmd_help(argc - 1, argv + 1);
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        if (strcmp(cmd, commands[i].name) == 0)
+            return commands[i].fn(argc - 1, argv + 1);
+    if (cmd[0] == '-')
+        return trk_cli_bad_option(cmd);
+    trk_cli_error("unknown command '%s' (see 'tracker help')", cmd);
+    return TRK_EXIT_USAGE;
+}
