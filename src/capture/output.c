@@ -94,6 +94,14 @@ static uint64_t file_session(const char *path)
     return trk_get_le64(h + 48);
 }
 
+/* Only a regular file (or a symlink, which is itself removed, never
+ * followed) may be replaced under TRACKER_FORCE. */
+static int replaceable(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode));
+}
+
 static int create_excl(const char *path)
 {
     return open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -124,7 +132,8 @@ static int open_sibling(const char *root)
         int fd = create_excl(out_path);
         if (fd >= 0 || errno != EEXIST)
             return fd >= 0 ? fd : -errno;
-        if (trk_cfg.force && file_session(out_path) != session && unlink(out_path) == 0) {
+        if (trk_cfg.force && file_session(out_path) != session && replaceable(out_path) &&
+            unlink(out_path) == 0) {
             fd = create_excl(out_path);
             if (fd >= 0)
                 return fd;
@@ -280,7 +289,7 @@ int trk_output_open(int is_fork_child)
             if (fd < 0 && errno == EEXIST) {
                 if (file_session(root) == session) {
                     fd = open_sibling(root); /* an earlier image of this pid */
-                } else if (trk_cfg.force && unlink(root) == 0) {
+                } else if (trk_cfg.force && replaceable(root) && unlink(root) == 0) {
                     fd = create_excl(root);
                     if (fd < 0)
                         fd = -errno;

@@ -319,6 +319,12 @@ static void child_main(const struct run_opts *o, int pipe_fd)
 {
     char path[PATH_MAX];
     output_path(o, getpid(), path, sizeof(path));
+    struct stat st;
+    /* -f replaces an earlier capture, never a device, fifo or socket: as
+     * root, `-o /dev/null -f` must not delete /dev/null. */
+    if (o->force && lstat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+        child_fail(pipe_fd, TRK_EXIT_USAGE, "'%s' is not a regular file; refusing to replace it",
+                   path);
     if (o->force && unlink(path) < 0 && errno != ENOENT)
         child_fail(pipe_fd, TRK_EXIT_USAGE, "cannot overwrite '%s': %s", path, strerror(errno));
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
