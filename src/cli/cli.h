@@ -20,6 +20,11 @@
 /* Subcommands: argv[0] is the subcommand name. Each returns the exit code. */
 int trk_cmd_run(int argc, char **argv);
 int trk_cmd_stats(int argc, char **argv);
+int trk_cmd_summary(int argc, char **argv);
+int trk_cmd_tree(int argc, char **argv);
+int trk_cmd_leaks(int argc, char **argv);
+int trk_cmd_export(int argc, char **argv);
+int trk_cmd_diff(int argc, char **argv);
 
 void trk_cli_usage(FILE *f);
 

@@ -26,6 +26,11 @@ static const struct {
 } commands[] = {
     {"run", trk_cmd_run},
     {"stats", trk_cmd_stats},
+    {"summary", trk_cmd_summary},
+    {"tree", trk_cmd_tree},
+    {"leaks", trk_cmd_leaks},
+    {"export", trk_cmd_export},
+    {"diff", trk_cmd_diff},
     {"help", cmd_help},
 };
 

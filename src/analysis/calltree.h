@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * calltree.h - source-level views of a profile: the symbolized frames of a
+ * stack, and a call tree of locations (function, file, line, module) with
+ * self and total values for one selection (peak, leaks, temporary,
+ * allocated). Trees can span several captures of a set, each under a
+ * process root. The tree is the shared model of `tracker tree`, the
+ * flamegraph, speedscope, folded stacks and the Chrome trace.
+ *
+ * Must not: print or format; read events (profile.h does that once).
+ */
+#ifndef TRK_CALLTREE_H
+#define TRK_CALLTREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/profile.h"
+#include "symbol/symbolize.h"
+
+enum trk_select {
+    TRK_SEL_PEAK = 0,   /* live at the peak */
+    TRK_SEL_LEAKS,      /* live at the end */
+    TRK_SEL_TEMPORARY,  /* temporary allocations */
+    TRK_SEL_ALLOCATED,  /* everything allocated */
+};
+
+/* Which value of a site a selection reads. */
+void trk_select_value(const struct trk_site_stats *s, enum trk_select sel, uint64_t *bytes,
+                      uint64_t *count);
+const char *trk_select_name(enum trk_select sel);
+
+struct trk_frames_options {
+    /* Frames of the allocator itself (operator new/delete and friends,
+     * jemalloc's *allocx, the tracker) are dropped from the inner end of a
+     * stack unless this is set: the interesting frame is their caller. */
+    int keep_allocator_frames;
+};
+
+/* The symbolized frames of stack `stack` of capture r, innermost first,
+ * inlined frames expanded. Returns the count (0 for stack 0) and points
+ * *out at an array owned by `buf` (reused by the next call with it). */
+struct trk_frame_buf {
+    struct trk_frame *v;
+    size_t n, cap;
+};
+int trk_stack_frames(const struct trk_reader *r, struct trk_symbolizer *s, uint64_t stack,
+                     const struct trk_frames_options *o, struct trk_frame_buf *buf,
+                     const struct trk_frame **out);
+void trk_frame_buf_free(struct trk_frame_buf *buf);
+
+/* ---- Call tree ------------------------------------------------------------ */
+
+struct trk_location {
+    const char *function; /* NULL when unknown (then module+offset names it) */
+    const char *file;
+    uint32_t line;
+    const char *module;
+    uint64_t offset;      /* for unknown functions */
+    uint32_t kind;        /* TRK_LOC_* */
+};
+
+enum trk_loc_kind {
+    TRK_LOC_FRAME = 0,
+    TRK_LOC_PROCESS = 1, /* synthetic root of one capture: function = "pid N: command" */
+    TRK_LOC_THREAD = 2,  /* synthetic level when threads are split */
+    TRK_LOC_OTHER = 3,   /* synthetic: children merged below the threshold */
+};
+
+struct trk_ctree_node {
+    uint32_t loc;          /* index into locs; node 0 (root) has loc 0, unused */
+    uint32_t parent;
+    uint32_t first_child;  /* 0 = none */
+    uint32_t next_sibling; /* 0 = none */
+    uint64_t self_bytes, self_count;
+    uint64_t total_bytes, total_count;
+};
+
+struct trk_ctree_options {
+    enum trk_select select;
+    uint32_t spaces;       /* bit (1 << space); 0 means heap only */
+    int inverted;          /* roots are the innermost frames (bottom-up) */
+    int split_threads;     /* a thread level under each process */
+    int64_t thread;        /* only this profile thread index; -1 = all */
+    int by_function;       /* location = (function, module): lines merged */
+    struct trk_frames_options frames;
+};
+
+struct trk_ctree {
+    struct trk_ctree_options opts;
+    struct trk_location *locs;
+    size_t nlocs;
+    struct trk_ctree_node *nodes; /* nodes[0] is the root */
+    size_t nnodes;
+    /* internal lookup state follows; treat as opaque */
+    void *priv;
+};
+
+/* Starts an empty tree. Returns 0 or -1 (out of memory). */
+int trk_ctree_init(struct trk_ctree *t, const struct trk_ctree_options *o);
+
+/* Adds the sites of one capture. With process_label non-NULL, its frames go
+ * under a TRK_LOC_PROCESS node of that name (use it when a tree spans
+ * several captures). Returns 0 or -1 (out of memory). */
+int trk_ctree_add(struct trk_ctree *t, const struct trk_profile *p, const struct trk_reader *r,
+                  struct trk_symbolizer *s, const char *process_label);
+
+/* Computes totals; call once after the last add. Children are sorted by
+ * total bytes, largest first. */
+void trk_ctree_finish(struct trk_ctree *t);
+
+/* Merges, under every node, the children whose total is below min_fraction
+ * of the root's total into one TRK_LOC_OTHER child. Returns the number of
+ * nodes merged away. */
+size_t trk_ctree_prune(struct trk_ctree *t, double min_fraction);
+
+void trk_ctree_free(struct trk_ctree *t);
+
+/* A readable name for a location: "function", else "module+0xoffset". */
+const char *trk_location_name(const struct trk_location *l, char *buf, size_t len);
+
+#endif /* TRK_CALLTREE_H */
