@@ -3,7 +3,7 @@
 # Shared by setup.sh and test.sh; safe to run again.
 set -e
 PKGS="meson ninja-build pkg-config gcc g++ libunwind-dev liblz4-dev libjemalloc-dev \
-libcmocka-dev libdw-dev libelf-dev zlib1g-dev python3 valgrind perl"
+libcmocka-dev libdw-dev libelf-dev zlib1g-dev python3 valgrind perl golang-go"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

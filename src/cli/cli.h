@@ -45,4 +45,19 @@ int trk_find_lib(char *buf, size_t len);
  * path as shown to the user. */
 void trk_list_captures(const char *root, uint64_t session, FILE *f);
 
+/* Progress bar of long reads and once-only warnings, on stderr (progress.c).
+ * The bar shows only when stderr is a terminal. */
+struct trk_progress {
+    bool on, drawn;
+    uint64_t start_ns, last_ns;
+    char **warned;
+    size_t nwarned;
+};
+void trk_progress_init(struct trk_progress *p, bool wanted);
+/* Callbacks for struct trk_report_opts: ctx is the struct trk_progress. */
+void trk_progress_update(void *ctx, const char *path, uint64_t done, uint64_t total);
+void trk_progress_warn(void *ctx, const char *msg);
+void trk_progress_clear(struct trk_progress *p);
+void trk_progress_free(struct trk_progress *p);
+
 #endif /* TRK_CLI_H */

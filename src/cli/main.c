@@ -49,6 +49,17 @@ void trk_cli_usage(FILE *f)
           "      --buffer-kb N       per-thread buffer in KiB, 64..16384 (default 512)\n"
           "      -q, --quiet         print nothing but errors\n"
           "  stats [--json] FILE    totals of a capture: heap, mmap, RSS, threads\n"
+          "  summary [options] FILE        top locations by bytes live at the peak (-n N, 0 = all)\n"
+          "  tree [options] FILE           call tree at the peak: --threshold PCT (default 1),\n"
+          "                                --inverted, --peak|--leaks|--temporary|--allocated\n"
+          "  leaks [options] FILE          unfreed blocks by stack: --fail-on-leak[=BYTES],\n"
+          "                                --suppressions FILE\n"
+          "  export --format F [options] FILE  F = pprof, speedscope, chrome-trace or folded;\n"
+          "                                -o OUT|-, --peak|--leaks|--temporary|--allocated\n"
+          "  diff [options] BEFORE AFTER   per-stack change of peak and leaked bytes (-n N)\n"
+          "      report options: --json --all (every capture of the run) --debug-dir DIR\n"
+          "                      --mmap --keep-allocator-frames --temp-allocs N --temp-ms T\n"
+          "                      --no-progress\n"
           "  help                   this text\n"
           "  --version              print the version\n",
           f);

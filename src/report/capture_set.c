@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * capture_set.c - loads what a report reads: FILE alone, or with --all the
+ * whole capture set (FILE plus every <stem>.<pid>.bin / <stem>.<pid>.<n>.bin
+ * beside it whose header carries FILE's session, docs/FORMAT.md §5), each
+ * with its profile and symbolizer. Must not: print (warnings go through the
+ * options' callback), or take in a file of another run that merely matches
+ * the name pattern.
+ */
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report_internal.h"
+
+struct found {
+    char *path;
+    unsigned long pid, n;
+};
+
+/* Parses "<digits>.bin" or "<digits>.<digits>.bin" (the names
+ * src/cli/captures.c lists after a run). */
+static bool parse_suffix(const char *s, unsigned long *pid, unsigned long *n)
+{
+    char *end;
+    if (*s < '0' || *s > '9')
+        return false;
+    *pid = strtoul(s, &end, 10);
+    *n = 0;
+    if (strcmp(end, ".bin") == 0)
+        return true;
+    if (end[0] != '.' || end[1] < '0' || end[1] > '9')
+        return false;
+    *n = strtoul(end + 1, &end, 10);
+    return strcmp(end, ".bin") == 0;
+}
+
+static int by_pid(const void *a, const void *b)
+{
+    const struct found *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return x->n < y->n ? -1 : x->n > y->n;
+}
+
+/* Candidate siblings of root by name only; the session check comes when
+ * each is opened. Returns 0 or -1 (out of memory). */
+static int list_siblings(const char *root, struct found **out, size_t *nout)
+{
+    const char *slash = strrchr(root, '/');
+    const char *base = slash ? slash + 1 : root;
+    size_t dirlen = slash ? (size_t)(slash - root) + 1 : 0;
+    size_t stem_len = strlen(base);
+    if (stem_len > 4 && strcmp(base + stem_len - 4, ".bin") == 0)
+        stem_len -= 4;
+    char *dir = malloc(dirlen + 2);
+    if (!dir)
+        return -1;
+    if (dirlen)
+        memcpy(dir, root, dirlen);
+    else
+        dir[dirlen++] = '.';
+    dir[dirlen] = '\0';
+
+    struct found *v = NULL;
+    size_t n = 0, cap = 0;
+    int rc = 0;
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        const char *name = de->d_name;
+        unsigned long pid, k;
+        if (strncmp(name, base, stem_len) != 0 || name[stem_len] != '.' ||
+            strcmp(name, base) == 0 || !parse_suffix(name + stem_len + 1, &pid, &k))
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 8;
+            struct found *nv = realloc(v, cap * sizeof(*nv));
+            if (!nv) {
+                rc = -1;
+                break;
+            }
+            v = nv;
+        }
+        size_t plen = (slash ? dirlen : 0) + strlen(name) + 1;
+        char *p = malloc(plen);
+        if (!p) {
+            rc = -1;
+            break;
+        }
+        snprintf(p, plen, "%.*s%s", slash ? (int)dirlen : 0, root, name);
+        v[n++] = (struct found){.path = p, .pid = pid, .n = k};
+    }
+    if (d)
+        closedir(d);
+    free(dir);
+    if (n)
+        qsort(v, n, sizeof(*v), by_pid);
+    *out = v;
+    *nout = n;
+    return rc;
+}
+
+struct progress_ctx {
+    const struct trk_report_opts *o;
+    const char *path;
+};
+
+static void on_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    struct progress_ctx *p = ctx;
+    p->o->progress(p->o->progress_ctx, p->path, done, total);
+}
+
+static void make_label(struct trk_report_capture *c)
+{
+    const struct trk_reader_info *in = trk_reader_info(c->r);
+    size_t cap = sizeof(c->label);
+    int w = snprintf(c->label, cap, "pid %u:", in->pid);
+    size_t len = w > 0 ? (size_t)w : 0;
+    for (int i = 0; i < in->argc && len + 4 < cap; i++) {
+        w = snprintf(c->label + len, cap - len, " %s", in->argv[i]);
+        len = w < 0 ? len : len + (size_t)w;
+    }
+    if (len >= cap - 1)
+        strcpy(c->label + cap - 4, "...");
+    /* Command lines may hold newlines; a label is one line. */
+    for (char *s = c->label; *s; s++)
+        if ((unsigned char)*s < 0x20)
+            *s = ' ';
+}
+
+/* Opens and profiles one capture into c. Returns 0, -1 with err set. */
+static int load_one(struct trk_report_capture *c, const char *path,
+                    const struct trk_report_opts *o, char *err, size_t errlen)
+{
+    c->path = strdup(path);
+    if (!c->path) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    if (trk_reader_open(path, &c->r, err, errlen) < 0)
+        return -1;
+    make_label(c);
+    struct progress_ctx pc = {.o = o, .path = path};
+    struct trk_profile_options po = {
+        .temp_allocs = o->temp_allocs,
+        .temp_ns = o->temp_ns,
+        .timeline_points = 2000,
+        .progress = o->progress ? on_progress : NULL,
+        .progress_ctx = &pc,
+    };
+    int rc = trk_profile_compute(c->r, &po, &c->prof);
+    c->have_prof = true;
+    if (rc == -1) {
+        snprintf(err, errlen, "%s", trk_reader_error(c->r));
+        if (!*err)
+            snprintf(err, errlen, "%s: cannot read the capture", path);
+        return -1;
+    }
+    if (rc < 0) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    struct trk_symbolizer_options so = {
+        .debug_dirs = o->debug_dirs,
+        .ndebug_dirs = o->ndebug_dirs,
+        .warn = o->warn,
+        .warn_ctx = o->warn_ctx,
+    };
+    c->sym = trk_symbolizer_new(c->r, &so);
+    if (!c->sym) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    return 0;
+}
+
+static struct trk_report_capture *add(struct trk_report_set *s)
+{
+    struct trk_report_capture *v = realloc(s->v, (s->n + 1) * sizeof(*v));
+    if (!v)
+        return NULL;
+    s->v = v;
+    memset(&v[s->n], 0, sizeof(v[s->n]));
+    return &v[s->n++];
+}
+
+int trk_report_set_load(struct trk_report_set *s, const char *path,
+                        const struct trk_report_opts *o, char *err, size_t errlen)
+{
+    memset(s, 0, sizeof(*s));
+    struct trk_report_capture *root = add(s);
+    if (!root) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (load_one(root, path, o, err, errlen) < 0)
+        return -1;
+    if (!o->all)
+        return 0;
+
+    uint64_t session = trk_reader_info(root->r)->session;
+    struct found *sib = NULL;
+    size_t nsib = 0;
+    int rc = list_siblings(path, &sib, &nsib);
+    if (rc < 0)
+        snprintf(err, errlen, "out of memory");
+    for (size_t i = 0; rc == 0 && i < nsib; i++) {
+        /* Peek at the header first: a file of another run is not ours, and
+         * one we cannot open is skipped with a warning rather than failing
+         * the whole set (a child may have been killed before its header). */
+        struct trk_reader *r;
+        char e[600];
+        if (trk_reader_open(sib[i].path, &r, e, sizeof(e)) < 0) {
+            if (o->warn) {
+                char msg[700];
+                snprintf(msg, sizeof(msg), "skipping %s", e);
+                o->warn(o->warn_ctx, msg);
+            }
+            continue;
+        }
+        bool ours = trk_reader_info(r)->session == session;
+        trk_reader_close(r);
+        if (!ours)
+            continue;
+        struct trk_report_capture *c = add(s);
+        if (!c) {
+            snprintf(err, errlen, "out of memory");
+            rc = -1;
+        } else if (load_one(c, sib[i].path, o, err, errlen) < 0) {
+            rc = -1;
+        }
+    }
+    for (size_t i = 0; i < nsib; i++)
+        free(sib[i].path);
+    free(sib);
+    return rc;
+}
+
+void trk_report_set_free(struct trk_report_set *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        struct trk_report_capture *c = &s->v[i];
+        /* The symbolizer reads the reader's modules: it goes first. */
+        if (c->sym)
+            trk_symbolizer_free(c->sym);
+        if (c->have_prof)
+            trk_profile_free(&c->prof);
+        trk_reader_close(c->r);
+        free(c->path);
+    }
+    free(s->v);
+    memset(s, 0, sizeof(*s));
+}
+
+uint32_t trk_report_spaces(const struct trk_report_opts *o)
+{
+    return (1u << TRK_SPACE_HEAP) | (o->mmap ? 1u << TRK_SPACE_MMAP : 0);
+}

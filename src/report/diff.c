@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * diff.c - `tracker diff BEFORE AFTER`: per symbolized stack, how the bytes
+ * live at the peak and the bytes leaked changed between two captures (or
+ * capture sets). Stacks are keyed by their frames' function, file and module
+ * basenames and lines, never by addresses, so two runs (or two builds in
+ * different directories) still line up. Must not: read events or decide an
+ * exit status.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report_internal.h"
+
+struct drow {
+    uint32_t stack;
+    uint64_t peak[2], leaked[2];
+};
+
+struct drows {
+    struct drow *v;
+    size_t cap;
+};
+
+static struct drow *row_at(struct drows *d, uint32_t stack)
+{
+    if (stack >= d->cap) {
+        size_t nc = d->cap ? d->cap * 2 : 256;
+        while (nc <= stack)
+            nc *= 2;
+        struct drow *p = realloc(d->v, nc * sizeof(*p));
+        if (!p)
+            return NULL;
+        memset(p + d->cap, 0, (nc - d->cap) * sizeof(*p));
+        d->v = p;
+        d->cap = nc;
+    }
+    d->v[stack].stack = stack;
+    return &d->v[stack];
+}
+
+static uint64_t mag(int64_t v)
+{
+    return v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+}
+
+static int cmp_rows(const void *pa, const void *pb)
+{
+    const struct drow *x = *(const struct drow *const *)pa, *y = *(const struct drow *const *)pb;
+    uint64_t xp = mag(trk_rdelta(x->peak[0], x->peak[1]));
+    uint64_t xl = mag(trk_rdelta(x->leaked[0], x->leaked[1]));
+    uint64_t yp = mag(trk_rdelta(y->peak[0], y->peak[1]));
+    uint64_t yl = mag(trk_rdelta(y->leaked[0], y->leaked[1]));
+    uint64_t xm = xp > xl ? xp : xl, ym = yp > yl ? yp : yl;
+    if (xm != ym)
+        return xm > ym ? -1 : 1;
+    if (xp != yp)
+        return xp > yp ? -1 : 1;
+    if (xl != yl)
+        return xl > yl ? -1 : 1;
+    /* Unchanged rows: the biggest first. */
+    if (x->peak[1] != y->peak[1])
+        return x->peak[1] > y->peak[1] ? -1 : 1;
+    return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+static int add_set(const struct trk_report_set *s, int side, const struct trk_report_opts *o,
+                   struct trk_loctab *lt, struct trk_stacktab *st, struct drows *d,
+                   struct trk_site_walker *w, uint64_t *peak, uint64_t *leaked)
+{
+    for (size_t ci = 0; ci < s->n; ci++) {
+        const struct trk_report_capture *c = &s->v[ci];
+        for (uint32_t sp = 0; sp < TRK_SPACE_COUNT; sp++)
+            if (trk_report_space_on(o, sp))
+                *peak += c->prof.peak_bytes[sp];
+        for (size_t si = 0; si < c->prof.nsites; si++) {
+            const struct trk_site *site = &c->prof.sites[si];
+            if (!trk_report_space_on(o, site->space) ||
+                (!site->s.peak_bytes && !site->s.leak_bytes))
+                continue;
+            const uint32_t *ids;
+            int n = trk_site_locs(w, c, o, site->stack, lt, &ids);
+            if (n < 0)
+                return -1;
+            uint32_t sid = trk_stacktab_intern(st, ids, (uint32_t)n);
+            struct drow *r = sid == TRK_NO_ID ? NULL : row_at(d, sid);
+            if (!r)
+                return -1;
+            r->peak[side] += site->s.peak_bytes;
+            r->leaked[side] += site->s.leak_bytes;
+            *leaked += site->s.leak_bytes;
+        }
+    }
+    return 0;
+}
+
+static void print_change(FILE *out, const char *what, uint64_t before, uint64_t after)
+{
+    char a[32], b[32], c[32];
+    fprintf(out, "%s %s (%s -> %s)", what, trk_rfmt_delta(trk_rdelta(before, after), a, sizeof(a)),
+            trk_rfmt_bytes(before, b, sizeof(b)), trk_rfmt_bytes(after, c, sizeof(c)));
+}
+
+static void print_text(FILE *out, const struct trk_report_set *before,
+                       const struct trk_report_set *after, const struct trk_report_opts *o,
+                       const struct trk_loctab *lt, const struct trk_stacktab *st,
+                       struct drow *const *rows, size_t nrows, size_t limit,
+                       const uint64_t peak[2], const uint64_t leaked[2])
+{
+    fputs("before: ", out);
+    trk_rprint_headers(out, before, o);
+    fputs("after:  ", out);
+    trk_rprint_headers(out, after, o);
+    size_t changed = 0;
+    while (changed < nrows && (rows[changed]->peak[0] != rows[changed]->peak[1] ||
+                               rows[changed]->leaked[0] != rows[changed]->leaked[1]))
+        changed++;
+    size_t shown = limit && limit < changed ? limit : changed;
+    for (size_t i = 0; i < shown; i++) {
+        const struct drow *r = rows[i];
+        fputc('\n', out);
+        print_change(out, "peak", r->peak[0], r->peak[1]);
+        fputs(", ", out);
+        print_change(out, "leaked", r->leaked[0], r->leaked[1]);
+        fputc('\n', out);
+        uint32_t n;
+        const uint32_t *ids = trk_stacktab_get(st, r->stack, &n);
+        if (n == 0)
+            fputs("    (no stack recorded)\n", out);
+        for (uint32_t k = 0; k < n; k++) {
+            fputs("    at ", out);
+            trk_rprint_loc(out, &lt->v[ids[k]]);
+            fputc('\n', out);
+        }
+    }
+    if (changed == 0)
+        fputs("\nno stack changed\n", out);
+    else if (shown < changed)
+        fprintf(out, "\n... %zu more changed stacks (-n 0 shows all)\n", changed - shown);
+    fputs("\nTOTAL: ", out);
+    print_change(out, o->mmap ? "peak (heap + mapped)" : "peak heap", peak[0], peak[1]);
+    fputs(", ", out);
+    print_change(out, "leaked", leaked[0], leaked[1]);
+    fputc('\n', out);
+}
+
+static void print_json(FILE *out, const struct trk_loctab *lt, const struct trk_stacktab *st,
+                       struct drow *const *rows, size_t nrows)
+{
+    struct trk_rjson j;
+    trk_rjson_init(&j, out);
+    trk_rjson_begin_array(&j, NULL);
+    for (size_t i = 0; i < nrows; i++) {
+        const struct drow *r = rows[i];
+        trk_rjson_begin_object(&j, NULL);
+        trk_rjson_begin_array(&j, "stack");
+        uint32_t n;
+        const uint32_t *ids = trk_stacktab_get(st, r->stack, &n);
+        for (uint32_t k = 0; k < n; k++)
+            trk_rjson_loc(&j, &lt->v[ids[k]]);
+        trk_rjson_end_array(&j);
+        trk_rjson_u64(&j, "peak_before", r->peak[0]);
+        trk_rjson_u64(&j, "peak_after", r->peak[1]);
+        trk_rjson_i64(&j, "peak_delta", trk_rdelta(r->peak[0], r->peak[1]));
+        trk_rjson_u64(&j, "leaked_before", r->leaked[0]);
+        trk_rjson_u64(&j, "leaked_after", r->leaked[1]);
+        trk_rjson_i64(&j, "leaked_delta", trk_rdelta(r->leaked[0], r->leaked[1]));
+        trk_rjson_end_object(&j);
+    }
+    trk_rjson_end_array(&j);
+    trk_rjson_finish(&j);
+}
+
+int trk_report_diff(const struct trk_report_set *before, const struct trk_report_set *after,
+                    const struct trk_report_opts *o, size_t limit, FILE *out, char *err,
+                    size_t errlen)
+{
+    struct trk_loctab lt;
+    struct trk_stacktab st;
+    struct trk_site_walker w = {0};
+    struct drows d = {0};
+    struct drow **rows = NULL;
+    uint64_t peak[2] = {0, 0}, leaked[2] = {0, 0};
+    int rc = -1;
+    trk_loctab_init(&lt, true);
+    trk_stacktab_init(&st);
+    if (add_set(before, 0, o, &lt, &st, &d, &w, &peak[0], &leaked[0]) < 0 ||
+        add_set(after, 1, o, &lt, &st, &d, &w, &peak[1], &leaked[1]) < 0)
+        goto oom;
+    rows = malloc((st.n ? st.n : 1) * sizeof(*rows));
+    if (!rows)
+        goto oom;
+    size_t nrows = 0;
+    for (size_t i = 0; i < st.n && i < d.cap; i++) {
+        struct drow *r = &d.v[i];
+        if (r->peak[0] || r->peak[1] || r->leaked[0] || r->leaked[1])
+            rows[nrows++] = r;
+    }
+    qsort(rows, nrows, sizeof(*rows), cmp_rows);
+    if (o->json)
+        print_json(out, &lt, &st, rows, nrows);
+    else
+        print_text(out, before, after, o, &lt, &st, rows, nrows, limit, peak, leaked);
+    rc = 0;
+    goto done;
+oom:
+    snprintf(err, errlen, "diff: out of memory");
+done:
+    free(rows);
+    free(d.v);
+    trk_site_walker_free(&w);
+    trk_stacktab_free(&st);
+    trk_loctab_free(&lt);
+    return rc;
+}

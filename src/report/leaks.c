@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * leaks.c - `tracker leaks`: what was still allocated when the program
+ * ended, grouped by symbolized stack (so threads and captures of one code
+ * path add up), largest first, valgrind-style, minus what the suppressions
+ * hide. Must not: decide the exit status (the command judges the totals it
+ * gets back) or read events.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report_internal.h"
+
+struct group {
+    uint64_t bytes, count;
+    uint32_t stack;      /* trk_stacktab id */
+    uint32_t space;
+    bool cut;            /* the captured stack hit the depth cap */
+    int32_t suppressed;  /* index of the suppression that hides it, or -1 */
+};
+
+/* Groups live in an array indexed by stacktab id * TRK_SPACE_COUNT + space. */
+struct groups {
+    struct group *v;
+    size_t cap;
+};
+
+static struct group *group_at(struct groups *g, uint32_t stack, uint32_t space)
+{
+    size_t i = (size_t)stack * TRK_SPACE_COUNT + space;
+    if (i >= g->cap) {
+        size_t nc = g->cap ? g->cap * 2 : 256;
+        while (nc <= i)
+            nc *= 2;
+        struct group *p = realloc(g->v, nc * sizeof(*p));
+        if (!p)
+            return NULL;
+        memset(p + g->cap, 0, (nc - g->cap) * sizeof(*p));
+        g->v = p;
+        g->cap = nc;
+    }
+    struct group *x = &g->v[i];
+    if (!x->count && !x->bytes) {
+        x->stack = stack;
+        x->space = space;
+        x->suppressed = -1;
+    }
+    return x;
+}
+
+static int cmp_groups(const void *pa, const void *pb)
+{
+    const struct group *x = *(const struct group *const *)pa, *y = *(const struct group *const *)pb;
+    if (x->bytes != y->bytes)
+        return x->bytes > y->bytes ? -1 : 1;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    if (x->space != y->space)
+        return x->space < y->space ? -1 : 1;
+    return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* The first suppression matching any frame of the stack, or -1. */
+static int32_t suppressed_by(const struct trk_suppressions *sup, const struct trk_loctab *lt,
+                             const uint32_t *ids, uint32_t n)
+{
+    for (size_t p = 0; sup && p < sup->n; p++) {
+        const char *pat = sup->v[p].pattern;
+        for (uint32_t k = 0; k < n; k++) {
+            const struct trk_rloc *l = &lt->v[ids[k]];
+            if (trk_suppression_match(pat, l->function) || trk_suppression_match(pat, l->file) ||
+                trk_suppression_match(pat, l->module) ||
+                trk_suppression_match(pat, trk_rbasename(l->module)))
+                return (int32_t)p;
+        }
+    }
+    return -1;
+}
+
+/* Whether a captured stack reached the capture's depth cap (then its
+ * outermost frames are missing). */
+static bool stack_cut(const struct trk_report_capture *c, uint64_t stack, uint64_t *ips,
+                      int max)
+{
+    uint32_t depth = trk_reader_info(c->r)->max_depth;
+    return depth && (int)depth <= max && trk_reader_stack(c->r, stack, ips, max) >= (int)depth;
+}
+
+static void print_total(FILE *out, const char *what, uint64_t bytes, uint64_t count,
+                        uint64_t stacks)
+{
+    char a[32], b[32];
+    fprintf(out, "    %s %s bytes in %s block%s from %" PRIu64 " stack%s\n", what,
+            trk_rfmt_grouped(bytes, a, sizeof(a)), trk_rfmt_grouped(count, b, sizeof(b)),
+            count == 1 ? "" : "s", stacks, stacks == 1 ? "" : "s");
+}
+
+static void print_text(FILE *out, const struct trk_report_set *s, const struct trk_report_opts *o,
+                       const struct trk_loctab *lt, const struct trk_stacktab *st,
+                       struct group *const *shown, size_t nshown,
+                       const struct trk_suppressions *sup, const struct trk_leak_totals *tot)
+{
+    char a[32], b[32];
+    trk_rprint_headers(out, s, o);
+    for (size_t i = 0; i < nshown; i++) {
+        const struct group *g = shown[i];
+        bool mapped = g->space == TRK_SPACE_MMAP;
+        fprintf(out, "\n%s bytes in %s %s%s %s at\n", trk_rfmt_grouped(g->bytes, a, sizeof(a)),
+                trk_rfmt_grouped(g->count, b, sizeof(b)), mapped ? "mapping" : "block",
+                g->count == 1 ? "" : "s", mapped ? "mapped" : "allocated");
+        uint32_t n;
+        const uint32_t *ids = trk_stacktab_get(st, g->stack, &n);
+        if (n == 0)
+            fputs("    (no stack recorded)\n", out);
+        for (uint32_t k = 0; k < n; k++) {
+            fputs("    at ", out);
+            trk_rprint_loc(out, &lt->v[ids[k]]);
+            fputc('\n', out);
+        }
+        if (g->cut)
+            fputs("    ... (the stack reached the capture's depth limit: outer frames may be "
+                  "missing; see tracker run --depth)\n",
+                  out);
+    }
+    fputs("\nLEAK SUMMARY:\n", out);
+    if (!tot->leaked_count && !tot->suppressed_count)
+        fputs("    no leaks: everything allocated was freed\n", out);
+    else
+        print_total(out, "leaked:    ", tot->leaked_bytes, tot->leaked_count, tot->stacks);
+    if (sup && sup->n)
+        print_total(out, "suppressed:", tot->suppressed_bytes, tot->suppressed_count,
+                    tot->suppressed_stacks);
+    bool used = false;
+    for (size_t p = 0; sup && p < sup->n; p++) {
+        const struct trk_suppression *x = &sup->v[p];
+        if (!x->hit_stacks)
+            continue;
+        if (!used)
+            fprintf(out, "\nSuppressions used:\n  %8s %14s  %s\n", "stacks", "bytes", "pattern");
+        used = true;
+        fprintf(out, "  %8" PRIu64 " %14s  leak:%s\n", x->hit_stacks,
+                trk_rfmt_grouped(x->hit_bytes, a, sizeof(a)), x->pattern);
+    }
+}
+
+static void print_json(FILE *out, const struct trk_loctab *lt, const struct trk_stacktab *st,
+                       struct group *const *shown, size_t nshown)
+{
+    struct trk_rjson j;
+    trk_rjson_init(&j, out);
+    trk_rjson_begin_array(&j, NULL);
+    for (size_t i = 0; i < nshown; i++) {
+        const struct group *g = shown[i];
+        trk_rjson_begin_object(&j, NULL);
+        trk_rjson_u64(&j, "bytes", g->bytes);
+        trk_rjson_u64(&j, "count", g->count);
+        if (g->space == TRK_SPACE_MMAP)
+            trk_rjson_string(&j, "space", "mmap");
+        trk_rjson_begin_array(&j, "stack");
+        uint32_t n;
+        const uint32_t *ids = trk_stacktab_get(st, g->stack, &n);
+        for (uint32_t k = 0; k < n; k++)
+            trk_rjson_loc(&j, &lt->v[ids[k]]);
+        trk_rjson_end_array(&j);
+        trk_rjson_end_object(&j);
+    }
+    trk_rjson_end_array(&j);
+    trk_rjson_finish(&j);
+}
+
+int trk_report_leaks(const struct trk_report_set *s, const struct trk_report_opts *o,
+                     struct trk_suppressions *sup, FILE *out, struct trk_leak_totals *tot,
+                     char *err, size_t errlen)
+{
+    struct trk_loctab lt;
+    struct trk_stacktab st;
+    struct trk_site_walker w = {0};
+    struct groups g = {0};
+    struct group **shown = NULL;
+    uint64_t *ips = NULL;
+    int rc = -1;
+    trk_loctab_init(&lt, false);
+    trk_stacktab_init(&st);
+    memset(tot, 0, sizeof(*tot));
+
+    for (size_t ci = 0; ci < s->n; ci++) {
+        const struct trk_report_capture *c = &s->v[ci];
+        /* Enough room to see whether a stack reached the cap; a damaged
+         * header's absurd cap just disables the check. */
+        int max = (int)trk_reader_info(c->r)->max_depth;
+        max = max > 0 && max <= 65536 ? max : 0;
+        free(ips);
+        ips = malloc(((size_t)max + 1) * sizeof(*ips));
+        if (!ips)
+            goto oom;
+        for (size_t si = 0; si < c->prof.nsites; si++) {
+            const struct trk_site *site = &c->prof.sites[si];
+            if (!trk_report_space_on(o, site->space) || !site->s.leak_count)
+                continue;
+            const uint32_t *ids;
+            int n = trk_site_locs(&w, c, o, site->stack, &lt, &ids);
+            if (n < 0)
+                goto oom;
+            uint32_t sid = trk_stacktab_intern(&st, ids, (uint32_t)n);
+            struct group *x = sid == TRK_NO_ID ? NULL : group_at(&g, sid, site->space);
+            if (!x)
+                goto oom;
+            x->bytes += site->s.leak_bytes;
+            x->count += site->s.leak_count;
+            if (max && site->stack && stack_cut(c, site->stack, ips, max + 1))
+                x->cut = true;
+        }
+    }
+
+    size_t ngroups = 0, nshown = 0;
+    for (size_t i = 0; i < g.cap; i++)
+        ngroups += g.v[i].count != 0;
+    shown = malloc((ngroups ? ngroups : 1) * sizeof(*shown));
+    if (!shown)
+        goto oom;
+    for (size_t i = 0; i < g.cap; i++) {
+        struct group *x = &g.v[i];
+        if (!x->count)
+            continue;
+        uint32_t n;
+        const uint32_t *ids = trk_stacktab_get(&st, x->stack, &n);
+        x->suppressed = suppressed_by(sup, &lt, ids, n);
+        if (x->suppressed >= 0) {
+            struct trk_suppression *p = &sup->v[x->suppressed];
+            p->hit_bytes += x->bytes;
+            p->hit_count += x->count;
+            p->hit_stacks++;
+            tot->suppressed_bytes += x->bytes;
+            tot->suppressed_count += x->count;
+            tot->suppressed_stacks++;
+            continue;
+        }
+        tot->leaked_bytes += x->bytes;
+        tot->leaked_count += x->count;
+        tot->stacks++;
+        shown[nshown++] = x;
+    }
+    qsort(shown, nshown, sizeof(*shown), cmp_groups);
+    if (o->json)
+        print_json(out, &lt, &st, shown, nshown);
+    else
+        print_text(out, s, o, &lt, &st, shown, nshown, sup, tot);
+    rc = 0;
+    goto done;
+oom:
+    snprintf(err, errlen, "leaks: out of memory");
+done:
+    free(ips);
+    free(shown);
+    free(g.v);
+    trk_site_walker_free(&w);
+    trk_stacktab_free(&st);
+    trk_loctab_free(&lt);
+    return rc;
+}

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * report.h - the text and JSON reports behind `tracker summary`, `tree`,
+ * `leaks` and `diff`: loading a capture set (readers, profiles,
+ * symbolizers), the options those four commands share, and one entry point
+ * per report. The command files only parse their own options and call in
+ * here. Must not: exit, or print errors itself (they come back in err
+ * buffers; warnings and progress go through the callbacks in the options).
+ */
+#ifndef TRK_REPORT_H
+#define TRK_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analysis/calltree.h"
+#include "analysis/profile.h"
+#include "symbol/symbolize.h"
+
+/* ---- Options shared by the report commands -------------------------------- */
+
+struct trk_report_opts {
+    const char **debug_dirs;   /* --debug-dir, in order; array owned, strings borrowed */
+    size_t ndebug_dirs;
+    bool all;                  /* the whole capture set, not just FILE */
+    bool keep_allocator_frames;
+    bool mmap;                 /* anonymous mappings count beside the heap */
+    bool json;
+    bool no_progress;
+    uint64_t temp_allocs;      /* temporary rule (profile.h); default 1 */
+    uint64_t temp_ns;          /* 0 = time rule off */
+    /* Set by the caller. progress gets the capture being read; warn gets
+     * symbolizer warnings (possibly repeated across captures: dedupe there). */
+    void (*progress)(void *ctx, const char *path, uint64_t done, uint64_t total);
+    void *progress_ctx;
+    void (*warn)(void *ctx, const char *msg);
+    void *warn_ctx;
+};
+
+/* Resets o to the defaults. */
+void trk_report_opts_init(struct trk_report_opts *o);
+void trk_report_opts_free(struct trk_report_opts *o);
+
+/* Consumes argv[*i] (and its value, advancing *i) when it is an option every
+ * report command takes. Returns 1 when consumed, 0 when it is not a shared
+ * option, -1 on a bad value (one-line message in err). */
+int trk_report_parse_common(struct trk_report_opts *o, int argc, char **argv, int *i, char *err,
+                            size_t errlen);
+
+/* Value of "--name VALUE" or "--name=VALUE" at argv[*i] (advancing *i past
+ * a separate value). Returns 1 and sets *val when argv[*i] is that option,
+ * 0 when it is another, -1 when the value is missing (message in err). */
+int trk_report_opt_value(int argc, char **argv, int *i, const char *name, const char **val,
+                         char *err, size_t errlen);
+
+/* Help lines for the shared options. */
+extern const char trk_report_common_help[];
+
+/* ---- Capture sets ------------------------------------------------------- */
+
+struct trk_report_capture {
+    char *path;
+    struct trk_reader *r;
+    struct trk_symbolizer *sym;
+    struct trk_profile prof;
+    bool have_prof;
+    char label[200]; /* "pid N: command", the process root of trees */
+};
+
+struct trk_report_set {
+    struct trk_report_capture *v;
+    size_t n;
+};
+
+/* Opens path (and with o->all its sibling captures of the same session,
+ * ordered by pid), profiles each and prepares its symbolizer. Returns 0, or
+ * -1 with a one-line message in err; *s must be freed either way. */
+int trk_report_set_load(struct trk_report_set *s, const char *path,
+                        const struct trk_report_opts *o, char *err, size_t errlen);
+void trk_report_set_free(struct trk_report_set *s);
+
+/* Space bits for calltree.h / site filtering: heap, plus mmap with --mmap. */
+uint32_t trk_report_spaces(const struct trk_report_opts *o);
+
+/* ---- The reports ----------------------------------------------------------
+ * Each writes to out and returns 0, or -1 when memory ran out (message in
+ * err). */
+
+int trk_report_summary(const struct trk_report_set *s, const struct trk_report_opts *o,
+                       size_t rows, bool rows_given, FILE *out, char *err, size_t errlen);
+
+struct trk_tree_report_opts {
+    enum trk_select select;
+    bool inverted;
+    double threshold_pct; /* children below this share of the root merge into [other] */
+};
+int trk_report_tree(const struct trk_report_set *s, const struct trk_report_opts *o,
+                    const struct trk_tree_report_opts *t, FILE *out, char *err, size_t errlen);
+
+struct trk_suppressions;
+
+struct trk_leak_totals {
+    uint64_t leaked_bytes, leaked_count, stacks;
+    uint64_t suppressed_bytes, suppressed_count, suppressed_stacks;
+};
+/* sup may be NULL; its hit counters are updated. *totals gets the figures
+ * --fail-on-leak judges. */
+int trk_report_leaks(const struct trk_report_set *s, const struct trk_report_opts *o,
+                     struct trk_suppressions *sup, FILE *out,
+                     struct trk_leak_totals *totals, char *err, size_t errlen);
+
+int trk_report_diff(const struct trk_report_set *before, const struct trk_report_set *after,
+                    const struct trk_report_opts *o, size_t rows, FILE *out, char *err,
+                    size_t errlen);
+
+/* ---- Suppressions (LeakSanitizer-style "leak:PATTERN" lines) -------------- */
+
+struct trk_suppression {
+    char *pattern;
+    uint64_t hit_bytes, hit_count, hit_stacks; /* what it hid */
+};
+struct trk_suppressions {
+    struct trk_suppression *v;
+    size_t n;
+};
+
+/* Reads a suppressions file. Returns 0, or -1 with "FILE:LINE: why" (or an
+ * I/O message) in err; *s must be freed either way. */
+int trk_suppressions_load(struct trk_suppressions *s, const char *path, char *err,
+                          size_t errlen);
+void trk_suppressions_free(struct trk_suppressions *s);
+
+/* LSan matching: text contains pattern, where '*' matches any run of
+ * characters, a leading '^' anchors the start and a trailing '$' the end. */
+bool trk_suppression_match(const char *pattern, const char *text);
+
+#endif /* TRK_REPORT_H */

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * report_internal.h - helpers shared by the report files only: interning of
+ * source locations and of symbolized stacks (so that sites of different
+ * threads, stack ids or even captures group by what the user sees), number
+ * formatting, and the frame and header printers. Must not be included
+ * outside src/report.
+ */
+#ifndef TRK_REPORT_INTERNAL_H
+#define TRK_REPORT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "report/report.h"
+#include "report/report_json.h"
+
+#define TRK_NO_ID UINT32_MAX
+
+/* One location (function, file, line, module). Strings are borrowed from a
+ * symbolizer of the set being reported. An unknown function is told apart by
+ * its offset in the module (or its address when no module holds it). */
+struct trk_rloc {
+    const char *function, *file, *module;
+    uint32_t line;
+    uint64_t offset;
+    uint64_t hash;
+};
+
+struct trk_loctab {
+    struct trk_rloc *v;
+    size_t n, cap;
+    uint32_t *slots; /* open addressing: index + 1, 0 = empty */
+    size_t nslots;
+    bool basenames;  /* compare file and module by basename (diff across builds) */
+};
+
+void trk_loctab_init(struct trk_loctab *t, bool basenames);
+/* Returns the location's id, TRK_NO_ID when memory ran out. */
+uint32_t trk_loctab_intern(struct trk_loctab *t, const struct trk_frame *f);
+void trk_loctab_free(struct trk_loctab *t);
+
+/* Sequences of location ids (symbolized stacks, innermost first). */
+struct trk_rstack {
+    size_t start;
+    uint32_t len;
+    uint64_t hash;
+};
+struct trk_stacktab {
+    uint32_t *ids;
+    size_t nids, capids;
+    struct trk_rstack *v;
+    size_t n, cap;
+    uint32_t *slots;
+    size_t nslots;
+};
+
+void trk_stacktab_init(struct trk_stacktab *t);
+uint32_t trk_stacktab_intern(struct trk_stacktab *t, const uint32_t *locs, uint32_t n);
+static inline const uint32_t *trk_stacktab_get(const struct trk_stacktab *t, uint32_t id,
+                                               uint32_t *len)
+{
+    *len = t->v[id].len;
+    return t->ids + t->v[id].start;
+}
+void trk_stacktab_free(struct trk_stacktab *t);
+
+/* Symbolizes a site's stack into location ids (allocator frames dropped
+ * unless o->keep_allocator_frames). */
+struct trk_site_walker {
+    struct trk_frame_buf fb;
+    uint32_t *ids;
+    size_t cap;
+};
+/* Returns the count (*ids valid until the next call), -1 out of memory. */
+int trk_site_locs(struct trk_site_walker *w, const struct trk_report_capture *c,
+                  const struct trk_report_opts *o, uint64_t stack, struct trk_loctab *lt,
+                  const uint32_t **ids);
+void trk_site_walker_free(struct trk_site_walker *w);
+
+/* Whether a site's space is one the report covers. */
+static inline bool trk_report_space_on(const struct trk_report_opts *o, uint32_t space)
+{
+    return space == TRK_SPACE_HEAP || (o->mmap && space == TRK_SPACE_MMAP);
+}
+
+/* ---- Text ----------------------------------------------------------------- */
+
+const char *trk_rbasename(const char *path);
+/* "1,234,567" */
+const char *trk_rfmt_grouped(uint64_t v, char *buf, size_t len);
+/* "123 B", "1.2 MiB" */
+const char *trk_rfmt_bytes(uint64_t v, char *buf, size_t len);
+/* "+1.2 MiB", "-12 B", "0 B" */
+const char *trk_rfmt_delta(int64_t v, char *buf, size_t len);
+/* The function name, else "module+0xoffset", else "0xaddress". */
+const char *trk_rloc_name(const struct trk_rloc *l, char *buf, size_t len);
+/* "function (file:line) [module]", leaving out what is unknown. */
+void trk_rprint_loc(FILE *f, const struct trk_rloc *l);
+/* {"function", "file", "line", "module"}: paths in full, function never null. */
+void trk_rjson_loc(struct trk_rjson *j, const struct trk_rloc *l);
+/* One line per capture ("pid N: command - peak heap X at T s") and a
+ * warning line for each integrity problem. */
+void trk_rprint_headers(FILE *f, const struct trk_report_set *s, const struct trk_report_opts *o);
+/* Saturating signed difference after - before. */
+int64_t trk_rdelta(uint64_t before, uint64_t after);
+
+#endif /* TRK_REPORT_INTERNAL_H */

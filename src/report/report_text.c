@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * report_text.c - the pieces every report prints the same way: byte counts,
+ * location names, frames (text and JSON) and the per-capture header with its
+ * integrity warnings. Must not: compute figures (the report files do).
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "report/report_internal.h"
+
+const char *trk_rfmt_grouped(uint64_t v, char *buf, size_t len)
+{
+    char digits[32];
+    int n = snprintf(digits, sizeof(digits), "%" PRIu64, v);
+    size_t o = 0;
+    for (int i = 0; i < n && o + 2 < len; i++) {
+        if (i > 0 && (n - i) % 3 == 0)
+            buf[o++] = ',';
+        buf[o++] = digits[i];
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+const char *trk_rfmt_bytes(uint64_t v, char *buf, size_t len)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double d = (double)v;
+    int u = 0;
+    while (d >= 1024 && u < 6) {
+        d /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, len, "%" PRIu64 " B", v);
+    else
+        snprintf(buf, len, "%.1f %s", d, units[u]);
+    return buf;
+}
+
+const char *trk_rfmt_delta(int64_t v, char *buf, size_t len)
+{
+    char b[32];
+    uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    snprintf(buf, len, "%s%s", v > 0 ? "+" : v < 0 ? "-" : "", trk_rfmt_bytes(mag, b, sizeof(b)));
+    return buf;
+}
+
+int64_t trk_rdelta(uint64_t before, uint64_t after)
+{
+    if (after >= before)
+        return after - before > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)(after - before);
+    return before - after > (uint64_t)INT64_MAX ? -INT64_MAX : -(int64_t)(before - after);
+}
+
+const char *trk_rloc_name(const struct trk_rloc *l, char *buf, size_t len)
+{
+    if (l->function)
+        return l->function;
+    if (l->module && *l->module)
+        snprintf(buf, len, "%s+0x%" PRIx64, trk_rbasename(l->module), l->offset);
+    else
+        snprintf(buf, len, "0x%" PRIx64, l->offset);
+    return buf;
+}
+
+void trk_rprint_loc(FILE *f, const struct trk_rloc *l)
+{
+    char name[300];
+    fputs(trk_rloc_name(l, name, sizeof(name)), f);
+    if (l->file && l->line)
+        fprintf(f, " (%s:%" PRIu32 ")", trk_rbasename(l->file), l->line);
+    else if (l->file)
+        fprintf(f, " (%s)", trk_rbasename(l->file));
+    if (l->module && *l->module)
+        fprintf(f, " [%s]", trk_rbasename(l->module));
+}
+
+void trk_rjson_loc(struct trk_rjson *j, const struct trk_rloc *l)
+{
+    char name[300];
+    trk_rjson_begin_object(j, NULL);
+    trk_rjson_string(j, "function", trk_rloc_name(l, name, sizeof(name)));
+    trk_rjson_string(j, "file", l->file);
+    trk_rjson_u64(j, "line", l->line);
+    trk_rjson_string(j, "module", l->module);
+    trk_rjson_end_object(j);
+}
+
+/* A run that forked a hundred children needs no hundred header lines;
+ * integrity warnings still come for every capture. */
+#define HEADERS_SHOWN 10
+
+static void header_line(FILE *f, const struct trk_report_capture *c,
+                        const struct trk_report_opts *o)
+{
+    char a[32], b[32], g[48];
+    const struct trk_profile *p = &c->prof;
+    uint64_t peak = p->peak_bytes[TRK_SPACE_HEAP];
+    /* The exact figure too, once the short one rounds. */
+    if (peak >= 1024)
+        snprintf(g, sizeof(g), " (%s bytes)", trk_rfmt_grouped(peak, b, sizeof(b)));
+    else
+        g[0] = '\0';
+    fprintf(f, "%s - peak heap %s%s at %.3f s of %.3f s", c->label,
+            trk_rfmt_bytes(peak, a, sizeof(a)), g, (double)p->peak_t_ns[TRK_SPACE_HEAP] / 1e9,
+            (double)p->end_t_ns / 1e9);
+    if (o->mmap)
+        fprintf(f, ", peak mapped %s at %.3f s",
+                trk_rfmt_bytes(p->peak_bytes[TRK_SPACE_MMAP], b, sizeof(b)),
+                (double)p->peak_t_ns[TRK_SPACE_MMAP] / 1e9);
+    fputc('\n', f);
+}
+
+static void warning_lines(FILE *f, const struct trk_report_capture *c)
+{
+    char a[32], b[32];
+    const struct trk_stats *t = &c->prof.totals;
+    if (t->truncated)
+        fprintf(f, "warning: %s is truncated (the program was killed or is still running); "
+                   "figures cover what was written\n", c->path);
+    if (t->lost_events)
+        fprintf(f, "warning: %s: %s events were lost by the writer\n", c->path,
+                trk_rfmt_grouped(t->lost_events, a, sizeof(a)));
+    if (t->checksum_failures || t->bad_chunks || t->broken_streams)
+        fprintf(f, "warning: %s is damaged: %s corrupt chunks skipped, %s thread streams "
+                   "broke\n", c->path,
+                trk_rfmt_grouped(t->checksum_failures + t->bad_chunks, a, sizeof(a)),
+                trk_rfmt_grouped(t->broken_streams, b, sizeof(b)));
+}
+
+void trk_rprint_headers(FILE *f, const struct trk_report_set *s, const struct trk_report_opts *o)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        if (i < HEADERS_SHOWN)
+            header_line(f, &s->v[i], o);
+        else if (i == HEADERS_SHOWN)
+            fprintf(f, "... and %zu more captures of the set\n", s->n - HEADERS_SHOWN);
+        warning_lines(f, &s->v[i]);
+    }
+}

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * summary.c - `tracker summary`: per source location (function, file, line,
+ * module) the bytes live at the peak whose innermost frame it is (own), the
+ * bytes live at the peak whose stack holds it (total, a recursive stack
+ * counted once), and the allocations made with it innermost. Must not:
+ * parse options or read events (the profile did).
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report_internal.h"
+
+struct acc {
+    uint64_t own, total, allocs;
+    uint64_t mark;     /* the last stack that added to total */
+    uint32_t depth;    /* least distance from an innermost frame, + 1 (0 = unset) */
+};
+
+struct row {
+    uint32_t loc;
+    const struct acc *a;
+};
+
+static int cmp_rows(const void *pa, const void *pb, void *ctx)
+{
+    const struct row *x = pa, *y = pb;
+    const struct trk_loctab *lt = ctx;
+    if (x->a->own != y->a->own)
+        return x->a->own > y->a->own ? -1 : 1;
+    if (x->a->total != y->a->total)
+        return x->a->total > y->a->total ? -1 : 1;
+    if (x->a->allocs != y->a->allocs)
+        return x->a->allocs > y->a->allocs ? -1 : 1;
+    /* Equal figures (a chain of callers): the nearest the allocation first,
+     * then by name and line for stable output. */
+    if (x->a->depth != y->a->depth)
+        return x->a->depth < y->a->depth ? -1 : 1;
+    const struct trk_rloc *l = &lt->v[x->loc], *m = &lt->v[y->loc];
+    int c = strcmp(l->function ? l->function : "", m->function ? m->function : "");
+    if (c)
+        return c;
+    if (l->line != m->line)
+        return l->line < m->line ? -1 : 1;
+    return x->loc < y->loc ? -1 : x->loc > y->loc;
+}
+
+static int grow(struct acc **v, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap * 2 : 256;
+    while (nc < need)
+        nc *= 2;
+    struct acc *p = realloc(*v, nc * sizeof(*p));
+    if (!p)
+        return -1;
+    memset(p + *cap, 0, (nc - *cap) * sizeof(*p));
+    *v = p;
+    *cap = nc;
+    return 0;
+}
+
+static void print_text(FILE *out, const struct trk_report_set *s, const struct trk_report_opts *o,
+                       const struct trk_loctab *lt, const struct row *rows, size_t nrows,
+                       size_t shown)
+{
+    char a[32], b[32], c[32];
+    trk_rprint_headers(out, s, o);
+    fputc('\n', out);
+    if (nrows == 0) {
+        fprintf(out, "no allocations with a stack were recorded\n");
+        return;
+    }
+    fprintf(out, "%10s %10s %12s  %s\n", "own", "total", "allocations",
+            "location (own/total: live at the peak)");
+    for (size_t i = 0; i < shown; i++) {
+        const struct acc *x = rows[i].a;
+        fprintf(out, "%10s %10s %12s  ", trk_rfmt_bytes(x->own, a, sizeof(a)),
+                trk_rfmt_bytes(x->total, b, sizeof(b)),
+                trk_rfmt_grouped(x->allocs, c, sizeof(c)));
+        trk_rprint_loc(out, &lt->v[rows[i].loc]);
+        fputc('\n', out);
+    }
+    if (shown < nrows)
+        fprintf(out, "... %zu more locations (-n 0 shows all)\n", nrows - shown);
+}
+
+static void print_json(FILE *out, const struct trk_report_set *s, const struct trk_report_opts *o,
+                       const struct trk_loctab *lt, const struct row *rows, size_t shown)
+{
+    struct trk_rjson j;
+    char name[300];
+    uint64_t heap = 0, mapped = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        heap += s->v[i].prof.peak_bytes[TRK_SPACE_HEAP];
+        mapped += s->v[i].prof.peak_bytes[TRK_SPACE_MMAP];
+    }
+    trk_rjson_init(&j, out);
+    trk_rjson_begin_object(&j, NULL);
+    trk_rjson_u64(&j, "peak_heap_bytes", heap);
+    if (o->mmap)
+        trk_rjson_u64(&j, "peak_mmap_bytes", mapped);
+    trk_rjson_begin_array(&j, "locations");
+    for (size_t i = 0; i < shown; i++) {
+        const struct trk_rloc *l = &lt->v[rows[i].loc];
+        trk_rjson_begin_object(&j, NULL);
+        trk_rjson_string(&j, "function", trk_rloc_name(l, name, sizeof(name)));
+        trk_rjson_string(&j, "file", l->file);
+        trk_rjson_u64(&j, "line", l->line);
+        trk_rjson_string(&j, "module", l->module);
+        trk_rjson_u64(&j, "own_bytes", rows[i].a->own);
+        trk_rjson_u64(&j, "total_bytes", rows[i].a->total);
+        trk_rjson_u64(&j, "allocations", rows[i].a->allocs);
+        trk_rjson_end_object(&j);
+    }
+    trk_rjson_end_array(&j);
+    trk_rjson_end_object(&j);
+    trk_rjson_finish(&j);
+}
+
+int trk_report_summary(const struct trk_report_set *s, const struct trk_report_opts *o,
+                       size_t nrows_max, bool rows_given, FILE *out, char *err, size_t errlen)
+{
+    struct trk_loctab lt;
+    struct trk_site_walker w = {0};
+    struct acc *acc = NULL;
+    size_t cap = 0;
+    struct row *rows = NULL;
+    uint64_t serial = 0;
+    int rc = -1;
+    trk_loctab_init(&lt, false);
+
+    for (size_t ci = 0; ci < s->n; ci++) {
+        const struct trk_report_capture *c = &s->v[ci];
+        for (size_t si = 0; si < c->prof.nsites; si++) {
+            const struct trk_site *site = &c->prof.sites[si];
+            if (!trk_report_space_on(o, site->space))
+                continue;
+            if (!site->s.peak_bytes && !site->s.alloc_count)
+                continue;
+            const uint32_t *ids;
+            int n = trk_site_locs(&w, c, o, site->stack, &lt, &ids);
+            if (n < 0 || grow(&acc, &cap, lt.n) < 0)
+                goto oom;
+            if (n == 0)
+                continue; /* no stack: nothing to attribute it to */
+            acc[ids[0]].own += site->s.peak_bytes;
+            acc[ids[0]].allocs += site->s.alloc_count;
+            serial++;
+            for (int k = 0; k < n; k++) {
+                struct acc *x = &acc[ids[k]];
+                if (x->mark != serial) {
+                    x->mark = serial;
+                    x->total += site->s.peak_bytes;
+                }
+                if (!x->depth || (uint32_t)k + 1 < x->depth)
+                    x->depth = (uint32_t)k + 1;
+            }
+        }
+    }
+
+    size_t nrows = 0;
+    rows = malloc((lt.n ? lt.n : 1) * sizeof(*rows));
+    if (!rows)
+        goto oom;
+    for (size_t i = 0; i < lt.n; i++)
+        if (acc[i].own || acc[i].total || acc[i].allocs)
+            rows[nrows++] = (struct row){.loc = (uint32_t)i, .a = &acc[i]};
+    qsort_r(rows, nrows, sizeof(*rows), cmp_rows, &lt);
+    /* The table is for reading: 20 rows unless asked. JSON is for tools:
+     * every row unless asked. -n 0 means all. */
+    size_t limit = rows_given ? nrows_max : o->json ? 0 : 20;
+    size_t shown = limit && limit < nrows ? limit : nrows;
+    if (o->json)
+        print_json(out, s, o, &lt, rows, shown);
+    else
+        print_text(out, s, o, &lt, rows, nrows, shown);
+    rc = 0;
+    goto done;
+oom:
+    snprintf(err, errlen, "summary: out of memory");
+done:
+    free(rows);
+    free(acc);
+    trk_site_walker_free(&w);
+    trk_loctab_free(&lt);
+    return rc;
+}
