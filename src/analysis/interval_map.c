@@ -12,6 +12,7 @@
 
 struct trk_imap_node {
     uint64_t start, end;
+    uint64_t tag;
     uint32_t left, right;
     uint32_t prio;
     uint32_t attr;
@@ -28,12 +29,30 @@ void trk_imap_init(struct trk_imap *m)
     m->root = NIL;
     m->count = 0;
     m->rng = UINT64_C(0x2545F4914F6CDD1D);
+    m->sink = (struct trk_imap_sink){0};
+}
+
+void trk_imap_set_sink(struct trk_imap *m, const struct trk_imap_sink *sink)
+{
+    m->sink = *sink;
+}
+
+/* Every byte removed goes through here, so that removed[] and the sink
+ * always agree. */
+static void take(struct trk_imap *m, uint64_t removed[], const struct trk_imap_node *n,
+                 uint64_t bytes, int whole)
+{
+    removed[n->attr] += bytes;
+    if (m->sink.take)
+        m->sink.take(m->sink.ctx, n->attr, n->tag, bytes, whole);
 }
 
 void trk_imap_free(struct trk_imap *m)
 {
+    struct trk_imap_sink sink = m->sink;
     free(m->nodes);
     trk_imap_init(m);
+    m->sink = sink;
 }
 
 static uint32_t next_prio(struct trk_imap *m)
@@ -44,7 +63,8 @@ static uint32_t next_prio(struct trk_imap *m)
     return (uint32_t)(m->rng >> 16);
 }
 
-static uint32_t node_new(struct trk_imap *m, uint64_t start, uint64_t end, unsigned attr)
+static uint32_t node_new(struct trk_imap *m, uint64_t start, uint64_t end, unsigned attr,
+                         uint64_t tag)
 {
     uint32_t i = m->free_list;
     if (i != NIL) {
@@ -69,6 +89,7 @@ static uint32_t node_new(struct trk_imap *m, uint64_t start, uint64_t end, unsig
     n->left = n->right = NIL;
     n->prio = next_prio(m);
     n->attr = attr;
+    n->tag = tag;
     return i;
 }
 
@@ -121,12 +142,13 @@ static void drain(struct trk_imap *m, uint32_t t, uint64_t end, uint64_t removed
     drain(m, l, end, removed, tail);
     n = &m->nodes[t];
     if (n->end > end) {
-        removed[n->attr] += end - n->start;
+        take(m, removed, n, end - n->start, 0);
+        n = &m->nodes[t];
         n->start = end;
         n->left = n->right = NIL;
         *tail = t;
     } else {
-        removed[n->attr] += n->end - n->start;
+        take(m, removed, n, n->end - n->start, 1);
         node_release(m, t);
         m->count--;
     }
@@ -151,17 +173,19 @@ int trk_imap_remove(struct trk_imap *m, uint64_t start, uint64_t end,
             if (pn->end > end) {
                 /* A hole in the middle: keep the part after end as a new range. */
                 uint64_t pend = pn->end;
-                unsigned attr = pn->attr;
-                extra = node_new(m, end, pend, attr);
+                extra = node_new(m, end, pend, pn->attr, pn->tag);
                 if (extra == NIL) {
                     m->root = merge(m->nodes, l, r);
                     return -1;
                 }
                 pn = &m->nodes[p];
-                removed[attr] += end - start;
+                if (m->sink.split)
+                    m->sink.split(m->sink.ctx, pn->attr, pn->tag);
+                take(m, removed, pn, end - start, 0);
             } else {
-                removed[pn->attr] += pn->end - start;
+                take(m, removed, pn, pn->end - start, 0);
             }
+            pn = &m->nodes[p];
             pn->end = start;
         }
     }
@@ -179,11 +203,17 @@ int trk_imap_remove(struct trk_imap *m, uint64_t start, uint64_t end,
 int trk_imap_insert(struct trk_imap *m, uint64_t start, uint64_t end, unsigned attr,
                     uint64_t removed[TRK_ATTR_COUNT])
 {
+    return trk_imap_insert_tagged(m, start, end, attr, 0, removed);
+}
+
+int trk_imap_insert_tagged(struct trk_imap *m, uint64_t start, uint64_t end, unsigned attr,
+                           uint64_t tag, uint64_t removed[TRK_ATTR_COUNT])
+{
     if (start >= end)
         return 0;
     if (trk_imap_remove(m, start, end, removed) < 0)
         return -1;
-    uint32_t x = node_new(m, start, end, attr);
+    uint32_t x = node_new(m, start, end, attr, tag);
     if (x == NIL)
         return -1;
     uint32_t l, r;

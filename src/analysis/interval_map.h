@@ -3,8 +3,11 @@
  * interval_map.h - a set of disjoint address ranges, each with an attribute
  * (anonymous, file-backed, unknown), for the mmap family. Owns: splitting
  * ranges when part of one is unmapped (front, back or a hole) and reporting
- * exactly how many bytes of each attribute a change removed. Must not: know
- * about events or page rounding (callers round).
+ * exactly how many bytes of each attribute a change removed. Each range also
+ * carries an opaque 64-bit tag (the profile stores its site and mapping id
+ * there) and, when asked, the map reports every piece it takes away or splits
+ * so that callers can attribute bytes exactly. Must not: know about events,
+ * sites or page rounding (callers round).
  */
 #ifndef TRK_INTERVAL_MAP_H
 #define TRK_INTERVAL_MAP_H
@@ -21,6 +24,16 @@ enum trk_map_attr {
 
 struct trk_imap_node;
 
+/* Notifications, called during remove/insert: `take` for every piece of a
+ * range removed (bytes of it; whole = the range is gone, else it survives
+ * shortened); `split` when a hole cut a range in two (the new second part
+ * keeps attr and tag). Either may be NULL. */
+struct trk_imap_sink {
+    void (*take)(void *ctx, unsigned attr, uint64_t tag, uint64_t bytes, int whole);
+    void (*split)(void *ctx, unsigned attr, uint64_t tag);
+    void *ctx;
+};
+
 struct trk_imap {
     struct trk_imap_node *nodes; /* pool; index 0 is the null node */
     uint32_t cap;
@@ -29,10 +42,14 @@ struct trk_imap {
     uint32_t root;
     uint32_t count; /* ranges in the set */
     uint64_t rng;
+    struct trk_imap_sink sink;
 };
 
 void trk_imap_init(struct trk_imap *m);
 void trk_imap_free(struct trk_imap *m);
+
+/* Installs notifications (copied); a zeroed sink turns them off. */
+void trk_imap_set_sink(struct trk_imap *m, const struct trk_imap_sink *sink);
 
 /* Removes [start, end) from the set, adding the bytes removed per attribute
  * to removed[]. Returns 0, or -1 when out of memory (the set is then
@@ -45,6 +62,10 @@ int trk_imap_remove(struct trk_imap *m, uint64_t start, uint64_t end,
  * memory). An empty range does nothing. */
 int trk_imap_insert(struct trk_imap *m, uint64_t start, uint64_t end, unsigned attr,
                     uint64_t removed[TRK_ATTR_COUNT]);
+
+/* trk_imap_insert with a tag for the new range (trk_imap_insert uses 0). */
+int trk_imap_insert_tagged(struct trk_imap *m, uint64_t start, uint64_t end, unsigned attr,
+                           uint64_t tag, uint64_t removed[TRK_ATTR_COUNT]);
 
 /* Adds the bytes of [start, end) present in the set, per attribute, to
  * bytes[], changing nothing. */

@@ -91,20 +91,34 @@ static int grow(struct trk_live_map *m)
     return 0;
 }
 
-int trk_live_map_put(struct trk_live_map *m, uint64_t addr, uint64_t size, unsigned kind,
-                     uint64_t *old_size)
+static inline void unpack(const struct trk_live_slot *s, struct trk_live_block *b)
+{
+    b->size = s->meta & TRK_LIVE_SIZE_MASK;
+    b->ts = s->ts;
+    b->ord = (s->meta >> 56) << 32 | s->ord_lo;
+    b->site = s->site;
+}
+
+static inline void pack(struct trk_live_slot *s, const struct trk_live_block *b)
+{
+    uint64_t size = b->size > TRK_LIVE_SIZE_MASK ? TRK_LIVE_SIZE_MASK : b->size;
+    s->meta = size | ((b->ord >> 32) & 0xff) << 56;
+    s->ts = b->ts;
+    s->site = b->site;
+    s->ord_lo = (uint32_t)b->ord;
+}
+
+int trk_live_map_put(struct trk_live_map *m, uint64_t addr, const struct trk_live_block *b,
+                     struct trk_live_block *old)
 {
     if (addr == 0)
         return 0; /* the empty key; callers skip it, this only keeps us safe */
-    if (size > TRK_LIVE_SIZE_MASK)
-        size = TRK_LIVE_SIZE_MASK;
-    uint64_t meta = size | (uint64_t)kind << 56;
     size_t h = home(m, addr);
     for (;;) {
         struct trk_live_slot *s = &m->slots[h];
         if (s->addr == addr) {
-            *old_size = s->meta & TRK_LIVE_SIZE_MASK;
-            s->meta = meta;
+            unpack(s, old);
+            pack(s, b);
             return 1;
         }
         if (!s->addr)
@@ -119,13 +133,12 @@ int trk_live_map_put(struct trk_live_map *m, uint64_t addr, uint64_t size, unsig
             h = (h + 1) & m->mask;
     }
     m->slots[h].addr = addr;
-    m->slots[h].meta = meta;
+    pack(&m->slots[h], b);
     m->count++;
     return 0;
 }
 
-bool trk_live_map_remove(struct trk_live_map *m, uint64_t addr, uint64_t *size,
-                         unsigned *kind)
+bool trk_live_map_remove(struct trk_live_map *m, uint64_t addr, struct trk_live_block *out)
 {
     if (addr == 0)
         return false;
@@ -138,9 +151,7 @@ bool trk_live_map_remove(struct trk_live_map *m, uint64_t addr, uint64_t *size,
             return false;
         i = (i + 1) & m->mask;
     }
-    *size = m->slots[i].meta & TRK_LIVE_SIZE_MASK;
-    if (kind)
-        *kind = (unsigned)(m->slots[i].meta >> 56);
+    unpack(&m->slots[i], out);
     /* Pull later entries of the probe run back so no lookup stops early. */
     size_t j = i;
     for (;;) {

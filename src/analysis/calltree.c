@@ -1,0 +1,718 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * calltree.c - the call tree of calltree.h: locations interned by content
+ * (strings copied into the tree, so it outlives the symbolizers), nodes as a
+ * tree by path (a recursive function appears once per level it occurs at),
+ * totals, ordering and pruning. Must not: read events, print, or recurse
+ * over the tree (stacks run 1024 frames deep and more): every walk is by
+ * node index, relying on children being created after their parent.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/calltree.h"
+
+#define NONE UINT32_MAX
+#define POOL_BLOCK 65536
+
+/* ---- A small index: hash -> entry number, entries kept by the caller ------ */
+
+struct index {
+    uint32_t *idx;   /* entry + 1; 0 = empty */
+    uint64_t *hash;
+    size_t mask, n;
+};
+
+static int index_init(struct index *x)
+{
+    x->mask = 255;
+    x->n = 0;
+    x->idx = calloc(x->mask + 1, sizeof(*x->idx));
+    x->hash = calloc(x->mask + 1, sizeof(*x->hash));
+    return x->idx && x->hash ? 0 : -1;
+}
+
+static void index_free(struct index *x)
+{
+    free(x->idx);
+    free(x->hash);
+    memset(x, 0, sizeof(*x));
+}
+
+static void index_clear(struct index *x)
+{
+    memset(x->idx, 0, (x->mask + 1) * sizeof(*x->idx));
+    x->n = 0;
+}
+
+/* Slots of hash, in probe order: call with *pos = SIZE_MAX first. Returns
+ * the entry in the next slot with this hash, or NONE at the first empty
+ * slot, leaving *pos there for index_put. */
+static uint32_t index_next(const struct index *x, uint64_t hash, size_t *pos)
+{
+    size_t i = *pos == SIZE_MAX ? (size_t)hash & x->mask : (*pos + 1) & x->mask;
+    for (;; i = (i + 1) & x->mask) {
+        if (!x->idx[i]) {
+            *pos = i;
+            return NONE;
+        }
+        if (x->hash[i] == hash) {
+            *pos = i;
+            return x->idx[i] - 1;
+        }
+    }
+}
+
+/* Stores entry at *pos (an empty slot index_next stopped at). */
+static int index_put(struct index *x, size_t pos, uint64_t hash, uint32_t entry)
+{
+    x->idx[pos] = entry + 1;
+    x->hash[pos] = hash;
+    x->n++;
+    if (x->n * 10 < (x->mask + 1) * 7)
+        return 0;
+    size_t cap = (x->mask + 1) * 2;
+    uint32_t *idx = calloc(cap, sizeof(*idx));
+    uint64_t *h = calloc(cap, sizeof(*h));
+    if (!idx || !h) {
+        free(idx);
+        free(h);
+        return -1; /* still consistent, just fuller */
+    }
+    for (size_t i = 0; i <= x->mask; i++) {
+        if (!x->idx[i])
+            continue;
+        size_t k = (size_t)x->hash[i] & (cap - 1);
+        while (idx[k])
+            k = (k + 1) & (cap - 1);
+        idx[k] = x->idx[i];
+        h[k] = x->hash[i];
+    }
+    free(x->idx);
+    free(x->hash);
+    x->idx = idx;
+    x->hash = h;
+    x->mask = cap - 1;
+    return 0;
+}
+
+static inline uint64_t mix64(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= UINT64_C(0xff51afd7ed558ccd);
+    k ^= k >> 33;
+    k *= UINT64_C(0xc4ceb9fe1a85ec53);
+    return k ^ (k >> 33);
+}
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * UINT64_C(0x100000001b3);
+    return mix64(h);
+}
+
+static inline uint64_t hash_add(uint64_t h, uint64_t v)
+{
+    return mix64(h ^ (v + UINT64_C(0x9E3779B97F4A7C15) + (h << 6) + (h >> 2)));
+}
+
+/* ---- Private state ------------------------------------------------------------- */
+
+struct pool_block {
+    struct pool_block *next;
+    size_t used, cap;
+    char data[];
+};
+
+/* A frame as the current symbolizer spelled it (its strings are interned by
+ * it, so pointers identify them): a cache in front of content interning. */
+struct frame_key {
+    const char *function, *file, *module;
+    uint64_t offset;
+    uint32_t line;
+    uint32_t loc;
+};
+
+struct ctree_priv {
+    struct pool_block *pool;
+    const char **strs;
+    size_t nstrs, strs_cap;
+    struct index str_ix;
+    size_t locs_cap;
+    struct trk_location *keys; /* what each location is looked up by */
+    size_t keys_cap;
+    struct index loc_ix;
+    size_t nodes_cap;
+    struct index child_ix;
+    bool child_stale; /* prune rewrote the nodes: rebuild before the next add */
+    struct frame_key *fkeys;
+    size_t nfkeys, fkeys_cap;
+    struct index frame_ix;
+    struct trk_frame_buf fb;
+};
+
+static int grow(void **v, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 64;
+    while (n < need) {
+        if (n > SIZE_MAX / 2 / elem)
+            return -1;
+        n *= 2;
+    }
+    void *p = realloc(*v, n * elem);
+    if (!p)
+        return -1;
+    *v = p;
+    *cap = n;
+    return 0;
+}
+
+/* ---- Strings ------------------------------------------------------------------- */
+
+static char *pool_copy(struct ctree_priv *P, const char *s, size_t len)
+{
+    struct pool_block *b = P->pool;
+    if (!b || b->cap - b->used < len + 1) {
+        size_t cap = len + 1 > POOL_BLOCK ? len + 1 : POOL_BLOCK;
+        b = malloc(sizeof(*b) + cap);
+        if (!b)
+            return NULL;
+        b->next = P->pool;
+        b->used = 0;
+        b->cap = cap;
+        P->pool = b;
+    }
+    char *out = b->data + b->used;
+    memcpy(out, s, len);
+    out[len] = '\0';
+    b->used += len + 1;
+    return out;
+}
+
+/* The tree's copy of s (NULL stays NULL); equal strings give one pointer,
+ * so locations compare by pointer. *err is set when memory runs out. */
+static const char *intern_str(struct ctree_priv *P, const char *s, bool *err)
+{
+    if (!s)
+        return NULL;
+    uint64_t h = hash_str(s);
+    size_t pos = SIZE_MAX;
+    uint32_t e;
+    while ((e = index_next(&P->str_ix, h, &pos)) != NONE)
+        if (strcmp(P->strs[e], s) == 0)
+            return P->strs[e];
+    char *copy = pool_copy(P, s, strlen(s));
+    if (!copy || P->nstrs >= NONE ||
+        grow((void **)&P->strs, &P->strs_cap, P->nstrs + 1, sizeof(*P->strs)) < 0) {
+        *err = true;
+        return NULL;
+    }
+    P->strs[P->nstrs] = copy;
+    if (index_put(&P->str_ix, pos, h, (uint32_t)P->nstrs) < 0)
+        *err = true;
+    P->nstrs++;
+    return copy;
+}
+
+/* ---- Locations -------------------------------------------------------------------- */
+
+static uint64_t loc_hash(const struct trk_location *l)
+{
+    uint64_t h = mix64(l->kind + 1);
+    h = hash_add(h, (uint64_t)(uintptr_t)l->function);
+    h = hash_add(h, (uint64_t)(uintptr_t)l->file);
+    h = hash_add(h, l->line);
+    h = hash_add(h, (uint64_t)(uintptr_t)l->module);
+    return hash_add(h, l->offset);
+}
+
+static bool loc_equal(const struct trk_location *a, const struct trk_location *b)
+{
+    return a->kind == b->kind && a->function == b->function && a->file == b->file &&
+           a->line == b->line && a->module == b->module && a->offset == b->offset;
+}
+
+/* Index of location key (strings already interned), added when new (then
+ * *created is set, when not NULL). */
+static uint32_t loc_get(struct trk_ctree *t, const struct trk_location *key, bool *created)
+{
+    struct ctree_priv *P = t->priv;
+    uint64_t h = loc_hash(key);
+    size_t pos = SIZE_MAX;
+    uint32_t e;
+    while ((e = index_next(&P->loc_ix, h, &pos)) != NONE)
+        if (loc_equal(&P->keys[e], key))
+            return e;
+    if (t->nlocs >= NONE ||
+        grow((void **)&t->locs, &P->locs_cap, t->nlocs + 1, sizeof(*t->locs)) < 0 ||
+        grow((void **)&P->keys, &P->keys_cap, t->nlocs + 1, sizeof(*P->keys)) < 0)
+        return NONE;
+    t->locs[t->nlocs] = *key;
+    P->keys[t->nlocs] = *key;
+    if (index_put(&P->loc_ix, pos, h, (uint32_t)t->nlocs) < 0)
+        return NONE;
+    if (created)
+        *created = true;
+    return (uint32_t)t->nlocs++;
+}
+
+/* A synthetic location (process, thread, other) named label. */
+static uint32_t synthetic_loc(struct trk_ctree *t, uint32_t kind, const char *label)
+{
+    bool err = false;
+    struct trk_location key = {.kind = kind, .function = intern_str(t->priv, label, &err)};
+    return err ? NONE : loc_get(t, &key, NULL);
+}
+
+/* The key a frame is known by: lines merge under by_function, and a frame
+ * without a function is its module and offset. The by_function location
+ * keeps the first file seen, for display only. */
+static uint32_t frame_loc_slow(struct trk_ctree *t, const struct trk_frame *f)
+{
+    struct ctree_priv *P = t->priv;
+    bool err = false;
+    struct trk_location key = {.kind = TRK_LOC_FRAME};
+    key.function = intern_str(P, f->function, &err);
+    key.module = intern_str(P, f->module, &err);
+    if (!f->function) {
+        key.offset = f->offset;
+    } else if (!t->opts.by_function) {
+        key.file = intern_str(P, f->file, &err);
+        key.line = f->line;
+    }
+    if (err)
+        return NONE;
+    bool created = false;
+    uint32_t l = loc_get(t, &key, &created);
+    if (created && f->function && t->opts.by_function)
+        t->locs[l].file = intern_str(P, f->file, &err); /* not part of its key */
+    return err ? NONE : l;
+}
+
+static uint32_t frame_loc(struct trk_ctree *t, const struct trk_frame *f)
+{
+    struct ctree_priv *P = t->priv;
+    uint64_t off = f->function ? 0 : f->offset;
+    uint64_t h = mix64((uint64_t)(uintptr_t)f->function);
+    h = hash_add(h, (uint64_t)(uintptr_t)f->file);
+    h = hash_add(h, (uint64_t)(uintptr_t)f->module);
+    h = hash_add(h, f->line);
+    h = hash_add(h, off);
+    size_t pos = SIZE_MAX;
+    uint32_t e;
+    while ((e = index_next(&P->frame_ix, h, &pos)) != NONE) {
+        const struct frame_key *k = &P->fkeys[e];
+        if (k->function == f->function && k->file == f->file && k->module == f->module &&
+            k->line == f->line && k->offset == off)
+            return k->loc;
+    }
+    uint32_t loc = frame_loc_slow(t, f);
+    if (loc == NONE || P->nfkeys >= NONE ||
+        grow((void **)&P->fkeys, &P->fkeys_cap, P->nfkeys + 1, sizeof(*P->fkeys)) < 0)
+        return loc;
+    P->fkeys[P->nfkeys] = (struct frame_key){.function = f->function, .file = f->file,
+                                             .module = f->module, .offset = off,
+                                             .line = f->line, .loc = loc};
+    if (index_put(&P->frame_ix, pos, h, (uint32_t)P->nfkeys) == 0)
+        P->nfkeys++;
+    return loc;
+}
+
+/* ---- Nodes ------------------------------------------------------------------------ */
+
+static uint64_t child_hash(uint32_t parent, uint32_t loc)
+{
+    return mix64((uint64_t)parent << 32 | loc);
+}
+
+static uint32_t child_get(struct trk_ctree *t, uint32_t parent, uint32_t loc)
+{
+    struct ctree_priv *P = t->priv;
+    uint64_t h = child_hash(parent, loc);
+    size_t pos = SIZE_MAX;
+    uint32_t e;
+    while ((e = index_next(&P->child_ix, h, &pos)) != NONE)
+        if (t->nodes[e].parent == parent && t->nodes[e].loc == loc)
+            return e;
+    if (t->nnodes >= NONE ||
+        grow((void **)&t->nodes, &P->nodes_cap, t->nnodes + 1, sizeof(*t->nodes)) < 0)
+        return NONE;
+    uint32_t n = (uint32_t)t->nnodes;
+    struct trk_ctree_node *x = &t->nodes[n];
+    memset(x, 0, sizeof(*x));
+    x->loc = loc;
+    x->parent = parent;
+    x->next_sibling = t->nodes[parent].first_child;
+    t->nodes[parent].first_child = n;
+    if (index_put(&P->child_ix, pos, h, n) < 0)
+        return NONE;
+    t->nnodes++;
+    return n;
+}
+
+static int rebuild_children(struct trk_ctree *t)
+{
+    struct ctree_priv *P = t->priv;
+    index_clear(&P->child_ix);
+    for (uint32_t n = 1; n < t->nnodes; n++) {
+        uint64_t h = child_hash(t->nodes[n].parent, t->nodes[n].loc);
+        size_t pos = SIZE_MAX;
+        while (index_next(&P->child_ix, h, &pos) != NONE)
+            ;
+        if (index_put(&P->child_ix, pos, h, n) < 0)
+            return -1;
+    }
+    P->child_stale = false;
+    return 0;
+}
+
+/* ---- Public API --------------------------------------------------------------------- */
+
+void trk_select_value(const struct trk_site_stats *s, enum trk_select sel, uint64_t *bytes,
+                      uint64_t *count)
+{
+    switch (sel) {
+    case TRK_SEL_PEAK:
+        *bytes = s->peak_bytes;
+        *count = s->peak_count;
+        return;
+    case TRK_SEL_LEAKS:
+        *bytes = s->leak_bytes;
+        *count = s->leak_count;
+        return;
+    case TRK_SEL_TEMPORARY:
+        *bytes = s->temp_bytes;
+        *count = s->temp_count;
+        return;
+    case TRK_SEL_ALLOCATED:
+        *bytes = s->alloc_bytes;
+        *count = s->alloc_count;
+        return;
+    }
+    *bytes = *count = 0;
+}
+
+const char *trk_select_name(enum trk_select sel)
+{
+    switch (sel) {
+    case TRK_SEL_PEAK:
+        return "peak";
+    case TRK_SEL_LEAKS:
+        return "leaks";
+    case TRK_SEL_TEMPORARY:
+        return "temporary";
+    case TRK_SEL_ALLOCATED:
+        return "allocated";
+    }
+    return "unknown";
+}
+
+int trk_ctree_init(struct trk_ctree *t, const struct trk_ctree_options *o)
+{
+    memset(t, 0, sizeof(*t));
+    if (o)
+        t->opts = *o;
+    else
+        t->opts.thread = -1;
+    struct ctree_priv *P = calloc(1, sizeof(*P));
+    t->priv = P;
+    if (!P || index_init(&P->str_ix) < 0 || index_init(&P->loc_ix) < 0 ||
+        index_init(&P->child_ix) < 0 || index_init(&P->frame_ix) < 0 ||
+        grow((void **)&t->locs, &P->locs_cap, 1, sizeof(*t->locs)) < 0 ||
+        grow((void **)&t->nodes, &P->nodes_cap, 1, sizeof(*t->nodes)) < 0) {
+        trk_ctree_free(t);
+        return -1;
+    }
+    /* Location 0 belongs to the root; it is not in the location index, so
+     * no frame ever maps to it. */
+    memset(&t->locs[0], 0, sizeof(t->locs[0]));
+    t->nlocs = 1;
+    memset(&t->nodes[0], 0, sizeof(t->nodes[0]));
+    t->nnodes = 1;
+    return 0;
+}
+
+static const char *thread_label(const struct trk_profile *p, uint32_t thread, char *buf,
+                                size_t len)
+{
+    if (thread >= p->nthreads) {
+        snprintf(buf, len, "thread #%u", thread);
+    } else if (p->threads[thread].name && *p->threads[thread].name) {
+        snprintf(buf, len, "thread %u (%s)", p->threads[thread].tid, p->threads[thread].name);
+    } else {
+        snprintf(buf, len, "thread %u", p->threads[thread].tid);
+    }
+    return buf;
+}
+
+static bool site_selected(const struct trk_ctree *t, const struct trk_site *s)
+{
+    uint32_t spaces = t->opts.spaces ? t->opts.spaces : 1u << TRK_SPACE_HEAP;
+    if (s->space >= 32 || !(spaces & (1u << s->space)))
+        return false;
+    return t->opts.thread < 0 || (uint64_t)t->opts.thread == s->thread;
+}
+
+int trk_ctree_add(struct trk_ctree *t, const struct trk_profile *p, const struct trk_reader *r,
+                  struct trk_symbolizer *s, const char *process_label)
+{
+    struct ctree_priv *P = t->priv;
+    if (!P)
+        return -1;
+    if (P->child_stale && rebuild_children(t) < 0)
+        return -1;
+    /* Frame pointers are only meaningful within one symbolizer. */
+    index_clear(&P->frame_ix);
+    P->nfkeys = 0;
+    uint32_t base = 0;
+    if (process_label) {
+        uint32_t l = synthetic_loc(t, TRK_LOC_PROCESS, process_label);
+        base = l == NONE ? NONE : child_get(t, 0, l);
+        if (base == NONE)
+            return -1;
+    }
+    char label[128];
+    for (size_t i = 0; i < p->nsites; i++) {
+        const struct trk_site *site = &p->sites[i];
+        if (!site_selected(t, site))
+            continue;
+        uint64_t bytes, count;
+        trk_select_value(&site->s, t->opts.select, &bytes, &count);
+        if (!bytes && !count)
+            continue;
+        uint32_t node = base;
+        if (t->opts.split_threads) {
+            uint32_t l = synthetic_loc(t, TRK_LOC_THREAD,
+                                       thread_label(p, site->thread, label, sizeof(label)));
+            node = l == NONE ? NONE : child_get(t, node, l);
+            if (node == NONE)
+                return -1;
+        }
+        const struct trk_frame *fr;
+        int n = trk_stack_frames(r, s, site->stack, &t->opts.frames, &P->fb, &fr);
+        if (n < 0)
+            return -1;
+        for (int k = 0; k < n; k++) {
+            /* Top-down paths start at the outermost frame. */
+            const struct trk_frame *f = t->opts.inverted ? &fr[k] : &fr[n - 1 - k];
+            uint32_t l = frame_loc(t, f);
+            node = l == NONE ? NONE : child_get(t, node, l);
+            if (node == NONE)
+                return -1;
+        }
+        t->nodes[node].self_bytes += bytes;
+        t->nodes[node].self_count += count;
+    }
+    return 0;
+}
+
+struct sort_ent {
+    uint64_t bytes, count;
+    uint32_t node;
+};
+
+static int cmp_ent(const void *a, const void *b)
+{
+    const struct sort_ent *x = a, *y = b;
+    if (x->bytes != y->bytes)
+        return x->bytes > y->bytes ? -1 : 1;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    return x->node < y->node ? -1 : x->node > y->node;
+}
+
+/* Orders every child list by total, largest first (ties: more allocations,
+ * then creation order, so output is deterministic). */
+static void sort_children(struct trk_ctree *t)
+{
+    struct sort_ent *v = NULL;
+    size_t cap = 0;
+    for (uint32_t n = 0; n < t->nnodes; n++) {
+        size_t k = 0;
+        for (uint32_t c = t->nodes[n].first_child; c; c = t->nodes[c].next_sibling) {
+            if (grow((void **)&v, &cap, k + 1, sizeof(*v)) < 0) {
+                free(v);
+                return; /* unsorted but intact */
+            }
+            v[k++] = (struct sort_ent){t->nodes[c].total_bytes, t->nodes[c].total_count, c};
+        }
+        if (k < 2)
+            continue;
+        qsort(v, k, sizeof(*v), cmp_ent);
+        t->nodes[n].first_child = v[0].node;
+        for (size_t i = 0; i < k; i++)
+            t->nodes[v[i].node].next_sibling = i + 1 < k ? v[i + 1].node : 0;
+    }
+    free(v);
+}
+
+void trk_ctree_finish(struct trk_ctree *t)
+{
+    if (!t->nnodes)
+        return;
+    for (size_t n = 0; n < t->nnodes; n++) {
+        t->nodes[n].total_bytes = t->nodes[n].self_bytes;
+        t->nodes[n].total_count = t->nodes[n].self_count;
+    }
+    /* Children come after their parent: one backward sweep sums subtrees. */
+    for (size_t n = t->nnodes; n-- > 1;) {
+        struct trk_ctree_node *x = &t->nodes[n], *up = &t->nodes[x->parent];
+        up->total_bytes += x->total_bytes;
+        up->total_count += x->total_count;
+    }
+    sort_children(t);
+}
+
+/* ---- Pruning ----------------------------------------------------------------------- */
+
+/* Links node c into parent's child list, keeping it ordered by total. */
+static void link_sorted(struct trk_ctree *t, uint32_t parent, uint32_t c)
+{
+    uint32_t *at = &t->nodes[parent].first_child;
+    struct sort_ent me = {t->nodes[c].total_bytes, t->nodes[c].total_count, c};
+    while (*at) {
+        struct sort_ent x = {t->nodes[*at].total_bytes, t->nodes[*at].total_count, *at};
+        if (cmp_ent(&me, &x) < 0)
+            break;
+        at = &t->nodes[*at].next_sibling;
+    }
+    t->nodes[c].next_sibling = *at;
+    *at = c;
+}
+
+/* Merges the small children of node n into one new OTHER child, marking
+ * them removed. Returns -1 when memory ran out (n is left as it was). */
+static int merge_small(struct trk_ctree *t, uint32_t n, double limit, uint32_t other_loc,
+                       uint8_t *removed)
+{
+    uint64_t bytes = 0, count = 0;
+    size_t small = 0;
+    for (uint32_t c = t->nodes[n].first_child; c; c = t->nodes[c].next_sibling) {
+        if ((double)t->nodes[c].total_bytes < limit) {
+            bytes += t->nodes[c].total_bytes;
+            count += t->nodes[c].total_count;
+            small++;
+        }
+    }
+    if (!small)
+        return 0;
+    struct ctree_priv *P = t->priv;
+    if (t->nnodes >= NONE ||
+        grow((void **)&t->nodes, &P->nodes_cap, t->nnodes + 1, sizeof(*t->nodes)) < 0)
+        return -1;
+    uint32_t *at = &t->nodes[n].first_child;
+    while (*at) {
+        uint32_t c = *at;
+        if ((double)t->nodes[c].total_bytes < limit) {
+            removed[c] = 1;
+            *at = t->nodes[c].next_sibling;
+        } else {
+            at = &t->nodes[c].next_sibling;
+        }
+    }
+    uint32_t o = (uint32_t)t->nnodes++;
+    t->nodes[o] = (struct trk_ctree_node){.loc = other_loc, .parent = n,
+                                          .self_bytes = bytes, .self_count = count,
+                                          .total_bytes = bytes, .total_count = count};
+    link_sorted(t, n, o);
+    return 0;
+}
+
+size_t trk_ctree_prune(struct trk_ctree *t, double min_fraction)
+{
+    if (!t->priv || t->nnodes < 2 || !(min_fraction > 0) || t->nodes[0].total_bytes == 0)
+        return 0;
+    double limit = min_fraction * (double)t->nodes[0].total_bytes;
+    uint32_t other = synthetic_loc(t, TRK_LOC_OTHER, NULL);
+    size_t orig = t->nnodes;
+    /* Room for one OTHER node per original node, at most. */
+    uint8_t *removed = calloc(2 * orig, 1);
+    uint32_t *renum = malloc(2 * orig * sizeof(*renum));
+    if (other == NONE || !removed || !renum) {
+        free(removed);
+        free(renum);
+        return 0;
+    }
+    /* Parents precede children, so a node's fate is known before its own
+     * children are looked at; OTHER nodes (appended) have no children. */
+    for (uint32_t n = 0; n < orig; n++) {
+        if (n && removed[t->nodes[n].parent])
+            removed[n] = 1;
+        if (!removed[n] && merge_small(t, n, limit, other, removed) < 0)
+            break;
+    }
+    /* Compact: order is kept, so children still follow their parents. */
+    uint32_t k = 0;
+    for (uint32_t n = 0; n < t->nnodes; n++)
+        renum[n] = removed[n] ? 0 : k++;
+    size_t gone = t->nnodes - k;
+    for (uint32_t n = 0; n < t->nnodes; n++) {
+        if (removed[n])
+            continue;
+        struct trk_ctree_node x = t->nodes[n];
+        x.parent = renum[x.parent];
+        x.first_child = x.first_child ? renum[x.first_child] : 0;
+        x.next_sibling = x.next_sibling ? renum[x.next_sibling] : 0;
+        t->nodes[renum[n]] = x;
+    }
+    t->nnodes = k;
+    ((struct ctree_priv *)t->priv)->child_stale = true;
+    free(removed);
+    free(renum);
+    return gone;
+}
+
+void trk_ctree_free(struct trk_ctree *t)
+{
+    struct ctree_priv *P = t->priv;
+    if (P) {
+        while (P->pool) {
+            struct pool_block *b = P->pool;
+            P->pool = b->next;
+            free(b);
+        }
+        free(P->strs);
+        free(P->keys);
+        free(P->fkeys);
+        index_free(&P->str_ix);
+        index_free(&P->loc_ix);
+        index_free(&P->child_ix);
+        index_free(&P->frame_ix);
+        trk_frame_buf_free(&P->fb);
+        free(P);
+    }
+    free(t->locs);
+    free(t->nodes);
+    memset(t, 0, sizeof(*t));
+}
+
+const char *trk_location_name(const struct trk_location *l, char *buf, size_t len)
+{
+    switch (l->kind) {
+    case TRK_LOC_OTHER:
+        return "[other]";
+    case TRK_LOC_PROCESS:
+        return l->function ? l->function : "[process]";
+    case TRK_LOC_THREAD:
+        return l->function ? l->function : "[thread]";
+    default:
+        break;
+    }
+    if (l->function)
+        return l->function;
+    if (!len)
+        return "";
+    const char *m = l->module && *l->module ? l->module : NULL;
+    const char *base = m ? strrchr(m, '/') : NULL;
+    base = base ? base + 1 : m;
+    if (base)
+        snprintf(buf, len, "%s+0x%llx", base, (unsigned long long)l->offset);
+    else
+        snprintf(buf, len, "0x%llx", (unsigned long long)l->offset);
+    return buf;
+}

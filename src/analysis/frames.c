@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * frames.c - the source-level frames of one captured stack (calltree.h):
+ * each return address symbolized, inlined calls expanded, innermost first,
+ * and the allocator's own frames (the tracker's hooks, operator new/delete,
+ * the malloc family, jemalloc's *allocx) dropped from the inner end, so the
+ * first frame is the code that asked for memory. Must not: read events,
+ * print, or decide how frames become tree locations (calltree.c does).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/calltree.h"
+
+/* Longer than any stack the capture engine records (1024 frames); a corrupt
+ * chain, cyclic or not, stops here. */
+#define IPS_MAX 2048
+
+static bool has_prefix(const char *s, const char *p)
+{
+    return strncmp(s, p, strlen(p)) == 0;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+/* The tracker's preload, whatever directory it was loaded from. */
+static bool is_tracker_module(const char *path)
+{
+    if (!path)
+        return false;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    return strcmp(base, "libtracker.so") == 0 || has_prefix(base, "libtracker.so.");
+}
+
+static bool is_alloc_function(const char *fn)
+{
+    static const char *const names[] = {
+        "malloc", "calloc", "realloc", "reallocarray", "free", "cfree", "free_sized",
+        "free_aligned_sized", "posix_memalign", "aligned_alloc", "memalign", "valloc",
+        "pvalloc", "mallocx", "rallocx", "xallocx", "dallocx", "sdallocx", "sallocx",
+        "nallocx",
+    };
+    /* C++ operators in every overload ("operator new[](unsigned long)", ...). */
+    if (has_prefix(fn, "operator new") || has_prefix(fn, "operator delete"))
+        return true;
+    /* The same entry points under their internal or prefixed names:
+     * glibc's __libc_malloc / __GI___libc_malloc, jemalloc's je_mallocx. */
+    static const char *const prefixes[] = {"__GI___libc_", "__libc_", "__GI_", "je_"};
+    for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+        if (has_prefix(fn, prefixes[i])) {
+            fn += strlen(prefixes[i]);
+            break;
+        }
+    }
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcmp(fn, names[i]) == 0)
+            return true;
+    /* jemalloc's non-standard API: mallocx, rallocx, ... and any other
+     * *allocx entry point. */
+    return ends_with(fn, "allocx");
+}
+
+static bool is_allocator_frame(const struct trk_frame *f)
+{
+    if (is_tracker_module(f->module))
+        return true;
+    return f->function && is_alloc_function(f->function);
+}
+
+static int reserve(struct trk_frame_buf *buf, size_t n)
+{
+    if (n <= buf->cap)
+        return 0;
+    size_t cap = buf->cap ? buf->cap : 64;
+    while (cap < n)
+        cap *= 2;
+    struct trk_frame *v = realloc(buf->v, cap * sizeof(*v));
+    if (!v)
+        return -1;
+    buf->v = v;
+    buf->cap = cap;
+    return 0;
+}
+
+int trk_stack_frames(const struct trk_reader *r, struct trk_symbolizer *s, uint64_t stack,
+                     const struct trk_frames_options *o, struct trk_frame_buf *buf,
+                     const struct trk_frame **out)
+{
+    uint64_t ips[IPS_MAX];
+    buf->n = 0;
+    *out = buf->v;
+    int nips = stack ? trk_reader_stack(r, stack, ips, IPS_MAX) : 0;
+    bool dropping = !(o && o->keep_allocator_frames);
+    for (int i = 0; i < nips; i++) {
+        const struct trk_frame *fr = NULL;
+        int nf = trk_symbolize(s, ips[i], &fr);
+        if (nf <= 0 || !fr)
+            continue;
+        for (int k = 0; k < nf; k++) {
+            /* Only a run at the inner end: a malloc called from deep inside
+             * the program's own code keeps its callers, of course. */
+            if (dropping && is_allocator_frame(&fr[k]))
+                continue;
+            dropping = false;
+            if (reserve(buf, buf->n + 1) < 0)
+                return -1;
+            buf->v[buf->n++] = fr[k];
+        }
+    }
+    *out = buf->v;
+    return (int)buf->n;
+}
+
+void trk_frame_buf_free(struct trk_frame_buf *buf)
+{
+    free(buf->v);
+    buf->v = NULL;
+    buf->n = buf->cap = 0;
+}

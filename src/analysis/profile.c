@@ -1,0 +1,508 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * profile.c - the one pass over a capture's events behind every report
+ * (profile.h), and the accounting rules: what counts as heap, how realloc and
+ * mremap halves pair up, how a partial munmap is charged to the sites that
+ * mapped those bytes, when a site's figures are taken for the peak, and what
+ * counts as temporary. `tracker stats` is a view of this pass (stats.c).
+ * Must not: read the file itself (the reader does), symbolize, allocate per
+ * event, or trust event contents (sizes and addresses are arbitrary).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/profile_internal.h"
+
+/* Progress is reported every this many events. */
+#define PROGRESS_EVERY (UINT64_C(1) << 20)
+
+static char *join_argv(const struct trk_reader_info *in)
+{
+    size_t len = 1;
+    for (int i = 0; i < in->argc; i++)
+        len += strlen(in->argv[i]) + 1;
+    char *s = malloc(len);
+    if (!s)
+        return NULL;
+    char *p = s;
+    for (int i = 0; i < in->argc; i++) {
+        if (i)
+            *p++ = ' ';
+        size_t n = strlen(in->argv[i]);
+        memcpy(p, in->argv[i], n);
+        p += n;
+    }
+    *p = '\0';
+    return s;
+}
+
+static inline uint64_t rel_ts(const struct trk_prof_ctx *c, uint64_t ts)
+{
+    return ts > c->clock_base ? ts - c->clock_base : 0;
+}
+
+static inline uint64_t sub_sat(uint64_t a, uint64_t b)
+{
+    return b > a ? 0 : a - b;
+}
+
+/* ---- Site figures ------------------------------------------------------------ */
+
+static inline void site_add(struct trk_prof_ctx *c, struct trk_prof_site *s, uint64_t bytes,
+                            uint64_t count)
+{
+    trk_prof_touch(c, s);
+    s->live_bytes += bytes;
+    s->live_count += count;
+}
+
+static inline void site_sub(struct trk_prof_ctx *c, struct trk_prof_site *s, uint64_t bytes,
+                            uint64_t count)
+{
+    trk_prof_touch(c, s);
+    s->live_bytes = sub_sat(s->live_bytes, bytes);
+    s->live_count = sub_sat(s->live_count, count);
+}
+
+/* A space's live total changed upwards: a new maximum starts a generation,
+ * so every site saves its figure on its next change (trk_prof_touch). Equal
+ * totals later do not count: the earliest moment of the peak wins. */
+static inline void new_max(struct trk_prof_ctx *c, unsigned space, uint64_t rel)
+{
+    c->gen[space]++;
+    c->p->peak_t_ns[space] = rel;
+}
+
+/* ---- Heap ----------------------------------------------------------------------- */
+
+static inline unsigned hist_bucket(uint64_t size)
+{
+    if (size == 0)
+        return 0;
+    unsigned b = 64u - (unsigned)__builtin_clzll(size);
+    return b < TRK_HIST_BUCKETS ? b : TRK_HIST_BUCKETS - 1;
+}
+
+static void on_alloc(struct trk_prof_ctx *c, const struct trk_event *e)
+{
+    struct trk_stats *st = c->st;
+    struct trk_profile *p = c->p;
+    st->allocations++;
+    st->bytes_allocated += e->size;
+    if (e->kind <= TRK_ALLOC_KIND_MAX) {
+        st->by_allocator[e->kind].allocations++;
+        st->by_allocator[e->kind].bytes += e->size;
+    }
+    unsigned b = hist_bucket(e->size);
+    p->hist_count[b]++;
+    p->hist_bytes[b] += e->size;
+
+    uint32_t ti = trk_prof_thread_of(c, e->tid);
+    if (ti == TRK_PROF_NONE)
+        return;
+    uint64_t ord = ++c->threads[ti].nallocs;
+    uint32_t si = trk_prof_site_of(c, ti, e->stack, TRK_SPACE_HEAP);
+    if (si == TRK_PROF_NONE)
+        return;
+    struct trk_prof_site *s = &c->sites[si];
+    s->out.s.alloc_count++;
+    s->out.s.alloc_bytes += e->size;
+    if (e->addr == 0)
+        return; /* a failed allocation holds nothing */
+
+    uint64_t rel = rel_ts(c, e->ts);
+    struct trk_timeline_point *pt = trk_prof_tl_at(c, rel);
+    uint64_t size = e->size > TRK_LIVE_SIZE_MASK ? TRK_LIVE_SIZE_MASK : e->size;
+    struct trk_live_block blk = {.size = size, .ts = e->ts, .ord = ord, .site = si}, old;
+    int rc = trk_live_map_put(&c->live, e->addr, &blk, &old);
+    if (rc < 0) {
+        c->oom = true;
+        return;
+    }
+    /* A block handed out twice means its free was lost: replace it. */
+    if (rc == 1) {
+        c->live_bytes = sub_sat(c->live_bytes, old.size);
+        if (old.site < c->nsites)
+            site_sub(c, &c->sites[old.site], old.size, 1);
+    }
+    site_add(c, s, size, 1);
+    c->live_bytes += size;
+    if (c->live_bytes > st->peak_heap_bytes) {
+        st->peak_heap_bytes = c->live_bytes;
+        new_max(c, TRK_SPACE_HEAP, rel);
+    }
+    if (c->live_bytes > pt->heap)
+        pt->heap = c->live_bytes;
+}
+
+/* Temporary: freed on the allocating thread before it made temp_allocs
+ * further allocations (heaptrack's rule with 1), or within temp_ns. A
+ * realloc's release counts like a free, as in heaptrack. */
+static bool is_temporary(struct trk_prof_ctx *c, const struct trk_event *e,
+                         const struct trk_live_block *b, const struct trk_prof_site *s)
+{
+    if (c->temp_ns && e->ts >= b->ts && e->ts - b->ts <= c->temp_ns)
+        return true;
+    uint32_t ti = c->last_thread != TRK_PROF_NONE && c->last_tid == e->tid
+                      ? c->last_thread
+                      : trk_prof_thread_lookup(c, e->tid, false);
+    if (ti != s->out.thread || ti == TRK_PROF_NONE)
+        return false;
+    uint64_t further = (c->threads[ti].nallocs - b->ord) & TRK_LIVE_ORD_MASK;
+    return further < c->temp_allocs;
+}
+
+static void on_free(struct trk_prof_ctx *c, const struct trk_event *e)
+{
+    struct trk_stats *st = c->st;
+    if (e->addr == 0)
+        return; /* free(NULL) releases nothing and is not a free */
+    st->frees++;
+    if (e->kind <= TRK_ALLOC_KIND_MAX)
+        st->by_allocator[e->kind].frees++;
+    trk_prof_tl_at(c, rel_ts(c, e->ts));
+    struct trk_live_block b;
+    if (!trk_live_map_remove(&c->live, e->addr, &b)) {
+        st->unmatched_frees++;
+        return;
+    }
+    c->live_bytes = sub_sat(c->live_bytes, b.size);
+    if (b.site >= c->nsites)
+        return;
+    struct trk_prof_site *s = &c->sites[b.site];
+    site_sub(c, s, b.size, 1);
+    s->out.s.free_count++;
+    if (s->out.space == TRK_SPACE_HEAP && is_temporary(c, e, &b, s)) {
+        s->out.s.temp_count++;
+        s->out.s.temp_bytes += b.size;
+        c->p->temporary_allocations++;
+        c->p->temporary_bytes += b.size;
+    }
+}
+
+/* ---- Mappings ----------------------------------------------------------------- */
+
+/* Mapping lengths are rounded to whole pages, as the kernel maps them. */
+static uint64_t range_end(const struct trk_prof_ctx *c, uint64_t addr, uint64_t len)
+{
+    uint64_t rounded = len + (c->page - len % c->page) % c->page;
+    if (rounded < len || addr + rounded < addr)
+        return UINT64_MAX; /* a corrupt length; clamp rather than wrap */
+    return addr + rounded;
+}
+
+/* Interval-map notification: bytes of an anonymous range went away. The
+ * range's tag says whose they were (site) and which mapping (id). */
+static void map_take(void *ctx, unsigned attr, uint64_t tag, uint64_t bytes, int whole)
+{
+    struct trk_prof_ctx *c = ctx;
+    if (attr != TRK_ATTR_ANON)
+        return;
+    uint32_t si = (uint32_t)tag, mi = (uint32_t)(tag >> 32);
+    if (si >= c->nsites)
+        return;
+    struct trk_prof_site *s = &c->sites[si];
+    site_sub(c, s, bytes, 0);
+    if (whole && trk_prof_mapping_drop(c, mi)) {
+        s->live_count = sub_sat(s->live_count, 1);
+        s->out.s.free_count++;
+    }
+}
+
+static void map_split(void *ctx, unsigned attr, uint64_t tag)
+{
+    if (attr == TRK_ATTR_ANON)
+        trk_prof_mapping_split(ctx, (uint32_t)(tag >> 32));
+}
+
+static void anon_sub(struct trk_prof_ctx *c, const uint64_t removed[TRK_ATTR_COUNT])
+{
+    c->anon_bytes = sub_sat(c->anon_bytes, removed[TRK_ATTR_ANON]);
+}
+
+/* Maps [addr, end) with attr; anonymous ranges are charged to the site of
+ * (stack, thread of e) as one new mapping. */
+static void map_insert(struct trk_prof_ctx *c, const struct trk_event *e, uint64_t end,
+                       unsigned attr)
+{
+    uint64_t addr = e->addr;
+    uint64_t removed[TRK_ATTR_COUNT] = {0};
+    uint64_t rel = rel_ts(c, e->ts);
+    struct trk_timeline_point *pt = trk_prof_tl_at(c, rel);
+    if (attr != TRK_ATTR_ANON) {
+        if (trk_imap_insert(&c->maps, addr, end, attr, removed) < 0)
+            c->oom = true;
+        anon_sub(c, removed);
+        return;
+    }
+    uint64_t len = end > addr ? end - addr : 0;
+    uint32_t ti = trk_prof_thread_of(c, e->tid);
+    if (ti == TRK_PROF_NONE)
+        return;
+    uint32_t si = trk_prof_site_of(c, ti, e->stack, TRK_SPACE_MMAP);
+    if (si == TRK_PROF_NONE)
+        return;
+    c->sites[si].out.s.alloc_count++;
+    c->sites[si].out.s.alloc_bytes += len;
+    if (len == 0)
+        return; /* maps nothing */
+    uint32_t mi = trk_prof_mapping_new(c);
+    if (mi == TRK_PROF_NONE)
+        return;
+    uint64_t tag = si | (uint64_t)mi << 32;
+    if (trk_imap_insert_tagged(&c->maps, addr, end, attr, tag, removed) < 0) {
+        c->oom = true;
+        return;
+    }
+    anon_sub(c, removed);
+    site_add(c, &c->sites[si], len, 1);
+    c->anon_bytes += len;
+    if (c->anon_bytes > c->st->mmap_peak_bytes) {
+        c->st->mmap_peak_bytes = c->anon_bytes;
+        new_max(c, TRK_SPACE_MMAP, rel);
+    }
+    if (c->anon_bytes > pt->mmap)
+        pt->mmap = c->anon_bytes;
+}
+
+static void on_munmap(struct trk_prof_ctx *c, const struct trk_event *e)
+{
+    uint64_t removed[TRK_ATTR_COUNT] = {0};
+    trk_prof_tl_at(c, rel_ts(c, e->ts));
+    if (trk_imap_remove(&c->maps, e->addr, range_end(c, e->addr, e->size), removed) < 0)
+        c->oom = true;
+    anon_sub(c, removed);
+}
+
+static void on_remap_old(struct trk_prof_ctx *c, const struct trk_event *e)
+{
+    uint64_t end = range_end(c, e->addr, e->size);
+    uint64_t bytes[TRK_ATTR_COUNT] = {0};
+    trk_prof_tl_at(c, rel_ts(c, e->ts));
+    if (e->flags & TRK_EVF_DONTUNMAP) {
+        trk_imap_overlap(&c->maps, e->addr, end, bytes);
+    } else {
+        if (trk_imap_remove(&c->maps, e->addr, end, bytes) < 0)
+            c->oom = true;
+        anon_sub(c, bytes);
+    }
+    /* mremap works within one mapping, so its kind carries to the new range;
+     * a range never seen mapped stays untracked wherever it moves. */
+    unsigned attr = bytes[TRK_ATTR_ANON]   ? TRK_ATTR_ANON
+                    : bytes[TRK_ATTR_FILE] ? TRK_ATTR_FILE
+                                           : TRK_ATTR_UNKNOWN;
+    if (c->npending == TRK_PROF_PENDING_MAX) {
+        memmove(c->pending, c->pending + 1, (TRK_PROF_PENDING_MAX - 1) * sizeof(c->pending[0]));
+        c->npending--;
+    }
+    c->pending[c->npending].seq2 = e->u.pair.seq;
+    c->pending[c->npending].attr = attr;
+    c->npending++;
+}
+
+/* The new range belongs to the mremap's own call site, as a realloc's new
+ * block belongs to the realloc's caller. */
+static void on_remap_new(struct trk_prof_ctx *c, const struct trk_event *e)
+{
+    unsigned attr = TRK_ATTR_UNKNOWN;
+    for (size_t i = c->npending; i-- > 0;) {
+        if (c->pending[i].seq2 == e->seq) {
+            attr = c->pending[i].attr;
+            c->pending[i] = c->pending[--c->npending];
+            break;
+        }
+    }
+    map_insert(c, e, range_end(c, e->addr, e->size), attr);
+}
+
+/* ---- The pass -------------------------------------------------------------------- */
+
+static void on_rss(struct trk_prof_ctx *c, const struct trk_event *e)
+{
+    struct trk_stats *st = c->st;
+    uint64_t anon = e->u.rss.anon, file = e->u.rss.file;
+    uint64_t total = anon + file;
+    if (total < anon)
+        total = UINT64_MAX;
+    if (total > st->rss_peak_bytes)
+        st->rss_peak_bytes = total;
+    if (anon > st->rss_anon_peak_bytes)
+        st->rss_anon_peak_bytes = anon;
+    if (file > st->rss_file_peak_bytes)
+        st->rss_file_peak_bytes = file;
+    struct trk_timeline_point *pt = trk_prof_tl_at(c, rel_ts(c, e->ts));
+    c->rss_anon = pt->rss_anon = anon;
+    c->rss_file = pt->rss_file = file;
+}
+
+static void on_event(struct trk_prof_ctx *c, const struct trk_event *e)
+{
+    if (e->ts > c->last_ts)
+        c->last_ts = e->ts;
+    switch (e->type) {
+    case TRK_EV_ALLOC:
+        on_alloc(c, e);
+        break;
+    case TRK_EV_FREE:
+        on_free(c, e);
+        break;
+    case TRK_EV_MMAP:
+        map_insert(c, e, range_end(c, e->addr, e->size),
+                   (e->flags & TRK_EVF_FILE) ? TRK_ATTR_FILE : TRK_ATTR_ANON);
+        break;
+    case TRK_EV_MUNMAP:
+        on_munmap(c, e);
+        break;
+    case TRK_EV_MREMAP_OLD:
+        on_remap_old(c, e);
+        break;
+    case TRK_EV_MREMAP_NEW:
+        on_remap_new(c, e);
+        break;
+    case TRK_EV_RSS:
+        on_rss(c, e);
+        break;
+    case TRK_EV_THREAD_START:
+        if (!(e->flags & TRK_EVF_INTERNAL))
+            trk_prof_thread_start(c, e->tid);
+        break;
+    case TRK_EV_THREAD_EXIT:
+        trk_prof_thread_exit(c, e->tid);
+        break;
+    case TRK_EV_THREAD_NAME:
+        trk_prof_thread_name(c, e->u.thread_name.tid, e->u.thread_name.name);
+        break;
+    default:
+        break;
+    }
+}
+
+static inline void prefetch(const struct trk_prof_ctx *c, const struct trk_event *e)
+{
+    if (e->type == TRK_EV_ALLOC || e->type == TRK_EV_FREE)
+        trk_live_map_prefetch(&c->live, e->addr);
+}
+
+static int ctx_init(struct trk_prof_ctx *c, struct trk_reader *r,
+                    const struct trk_profile_options *opts, struct trk_profile *out)
+{
+    const struct trk_reader_info *in = trk_reader_info(r);
+    c->p = out;
+    c->st = &out->totals;
+    c->r = r;
+    c->clock_base = in->clock_base;
+    c->page = in->page_size >= 512 && (in->page_size & (in->page_size - 1)) == 0
+                  ? in->page_size
+                  : 4096;
+    c->temp_allocs = opts && opts->temp_allocs ? opts->temp_allocs : 1;
+    c->temp_ns = opts ? opts->temp_ns : 0;
+    trk_imap_init(&c->maps);
+    trk_imap_set_sink(&c->maps, &(struct trk_imap_sink){
+                                    .take = map_take, .split = map_split, .ctx = c});
+    int rc = trk_prof_tables_init(c);
+    if (trk_prof_tl_init(&c->tl, opts ? opts->timeline_points : 0) < 0)
+        rc = -1;
+    if (trk_live_map_init(&c->live) < 0)
+        rc = -1;
+    return rc;
+}
+
+static void ctx_free(struct trk_prof_ctx *c)
+{
+    if (c->live.slots)
+        trk_live_map_free(&c->live);
+    trk_imap_free(&c->maps);
+    trk_prof_tables_free(c);
+    trk_prof_tl_free(&c->tl);
+    free(c);
+}
+
+static void finish_totals(struct trk_prof_ctx *c, struct trk_reader *r)
+{
+    struct trk_profile *p = c->p;
+    struct trk_stats *st = c->st;
+    const struct trk_reader_info *in = trk_reader_info(r);
+    const struct trk_reader_status *rs = trk_reader_status(r);
+    st->leaked_bytes = c->live_bytes;
+    st->leaked_allocations = trk_live_map_count(&c->live);
+    st->mmap_leaked_bytes = c->anon_bytes;
+    st->truncated = rs->truncated;
+    st->lost_events = rs->lost_events;
+    st->checksum_failures = rs->checksum_failures;
+    st->bad_chunks = rs->bad_chunks;
+    st->broken_streams = rs->broken_streams;
+    st->bytes_lost = rs->bytes_lost;
+    st->events = rs->events;
+    uint64_t end = rs->end_seen ? rs->end_ts : c->last_ts;
+    st->duration_s = end > in->clock_base ? (double)(end - in->clock_base) / 1e9 : 0.0;
+    p->end_t_ns = rel_ts(c, end);
+    p->peak_bytes[TRK_SPACE_HEAP] = st->peak_heap_bytes;
+    p->peak_bytes[TRK_SPACE_MMAP] = st->mmap_peak_bytes;
+}
+
+int trk_profile_compute(struct trk_reader *r, const struct trk_profile_options *opts,
+                        struct trk_profile *out)
+{
+    memset(out, 0, sizeof(*out));
+    const struct trk_reader_info *in = trk_reader_info(r);
+    out->totals.pid = in->pid;
+    out->totals.command = join_argv(in);
+    struct trk_prof_ctx *c = calloc(1, sizeof(*c));
+    if (!c)
+        return -2;
+    /* Batches let us prefetch live-map slots PREFETCH events ahead, so the
+     * cache misses of a large live set overlap instead of queueing. */
+    enum { BATCH = 256, PREFETCH = 16 };
+    struct trk_event *evs = malloc(BATCH * sizeof(*evs));
+    if (ctx_init(c, r, opts, out) < 0 || !evs || !out->totals.command) {
+        free(evs);
+        ctx_free(c);
+        return -2;
+    }
+    void (*progress)(void *, uint64_t, uint64_t) = opts ? opts->progress : NULL;
+    uint64_t done = 0, next_report = PROGRESS_EVERY;
+    int rc = 0;
+    while (!c->oom && (rc = trk_reader_next_batch(r, evs, BATCH)) > 0) {
+        for (int i = 0; i < rc && i < PREFETCH; i++)
+            prefetch(c, &evs[i]);
+        for (int i = 0; i < rc; i++) {
+            if (i + PREFETCH < rc)
+                prefetch(c, &evs[i + PREFETCH]);
+            on_event(c, &evs[i]);
+        }
+        done += (uint64_t)rc;
+        if (progress && done >= next_report) {
+            /* The reader has no byte position to offer: events stand in
+             * for bytes, with the total unknown (0). */
+            progress(opts->progress_ctx, done, 0);
+            next_report = done + PROGRESS_EVERY;
+        }
+    }
+    free(evs);
+    if (c->oom)
+        rc = 0;
+    finish_totals(c, r);
+    bool oom = c->oom;
+    if (!oom) {
+        trk_prof_tl_export(c, out->end_t_ns);
+        if (trk_prof_export(c) < 0)
+            oom = true;
+    }
+    ctx_free(c);
+    if (progress && rc >= 0 && !oom)
+        progress(opts->progress_ctx, done, done);
+    if (rc < 0)
+        return -1;
+    return oom ? -2 : 0;
+}
+
+void trk_profile_free(struct trk_profile *p)
+{
+    trk_stats_free(&p->totals);
+    for (size_t i = 0; i < p->nthreads; i++)
+        free(p->threads[i].name);
+    free(p->threads);
+    free(p->sites);
+    free(p->timeline);
+    memset(p, 0, sizeof(*p));
+}
