@@ -223,14 +223,16 @@ uint32_t trk_stack(struct trk_thread *t)
 {
     int want = trk_cfg.depth + 16;
     int n = unw_backtrace((void **)t->ips, want);
-    int skip = 0;
-    /* Drop our own frames (the hook and anything it inlined or called). */
-    while (skip < n && t->ips[skip] >= trk_self_lo && t->ips[skip] < trk_self_hi)
-        skip++;
-    n -= skip;
-    if (n > trk_cfg.depth)
-        n = trk_cfg.depth;
-    return trk_stack_intern(t, t->ips + skip, n);
+    /* Drop our own frames: the hook at the inner end, and the wrappers that
+     * sit mid-stack when an interposed call (dlopen) allocates inside the
+     * real one. The program's stack reads as if we were not there. */
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (t->ips[i] < trk_self_lo || t->ips[i] >= trk_self_hi)
+            t->ips[k++] = t->ips[i];
+    if (k > trk_cfg.depth)
+        k = trk_cfg.depth;
+    return trk_stack_intern(t, t->ips, k);
 }
 
 /* libunwind sets up its per-thread state on first use, and that may
