@@ -12,112 +12,9 @@
 #include <string.h>
 
 #include "analysis/calltree.h"
+#include "analysis/calltree_index.h"
 
-#define NONE UINT32_MAX
 #define POOL_BLOCK 65536
-
-/* ---- A small index: hash -> entry number, entries kept by the caller ------ */
-
-struct index {
-    uint32_t *idx;   /* entry + 1; 0 = empty */
-    uint64_t *hash;
-    size_t mask, n;
-};
-
-static int index_init(struct index *x)
-{
-    x->mask = 255;
-    x->n = 0;
-    x->idx = calloc(x->mask + 1, sizeof(*x->idx));
-    x->hash = calloc(x->mask + 1, sizeof(*x->hash));
-    return x->idx && x->hash ? 0 : -1;
-}
-
-static void index_free(struct index *x)
-{
-    free(x->idx);
-    free(x->hash);
-    memset(x, 0, sizeof(*x));
-}
-
-static void index_clear(struct index *x)
-{
-    memset(x->idx, 0, (x->mask + 1) * sizeof(*x->idx));
-    x->n = 0;
-}
-
-/* Slots of hash, in probe order: call with *pos = SIZE_MAX first. Returns
- * the entry in the next slot with this hash, or NONE at the first empty
- * slot, leaving *pos there for index_put. */
-static uint32_t index_next(const struct index *x, uint64_t hash, size_t *pos)
-{
-    size_t i = *pos == SIZE_MAX ? (size_t)hash & x->mask : (*pos + 1) & x->mask;
-    for (;; i = (i + 1) & x->mask) {
-        if (!x->idx[i]) {
-            *pos = i;
-            return NONE;
-        }
-        if (x->hash[i] == hash) {
-            *pos = i;
-            return x->idx[i] - 1;
-        }
-    }
-}
-
-/* Stores entry at *pos (an empty slot index_next stopped at). */
-static int index_put(struct index *x, size_t pos, uint64_t hash, uint32_t entry)
-{
-    x->idx[pos] = entry + 1;
-    x->hash[pos] = hash;
-    x->n++;
-    if (x->n * 10 < (x->mask + 1) * 7)
-        return 0;
-    size_t cap = (x->mask + 1) * 2;
-    uint32_t *idx = calloc(cap, sizeof(*idx));
-    uint64_t *h = calloc(cap, sizeof(*h));
-    if (!idx || !h) {
-        free(idx);
-        free(h);
-        return -1; /* still consistent, just fuller */
-    }
-    for (size_t i = 0; i <= x->mask; i++) {
-        if (!x->idx[i])
-            continue;
-        size_t k = (size_t)x->hash[i] & (cap - 1);
-        while (idx[k])
-            k = (k + 1) & (cap - 1);
-        idx[k] = x->idx[i];
-        h[k] = x->hash[i];
-    }
-    free(x->idx);
-    free(x->hash);
-    x->idx = idx;
-    x->hash = h;
-    x->mask = cap - 1;
-    return 0;
-}
-
-static inline uint64_t mix64(uint64_t k)
-{
-    k ^= k >> 33;
-    k *= UINT64_C(0xff51afd7ed558ccd);
-    k ^= k >> 33;
-    k *= UINT64_C(0xc4ceb9fe1a85ec53);
-    return k ^ (k >> 33);
-}
-
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * UINT64_C(0x100000001b3);
-    return mix64(h);
-}
-
-static inline uint64_t hash_add(uint64_t h, uint64_t v)
-{
-    return mix64(h ^ (v + UINT64_C(0x9E3779B97F4A7C15) + (h << 6) + (h >> 2)));
-}
 
 /* ---- Private state ------------------------------------------------------------- */
 
@@ -140,17 +37,17 @@ struct ctree_priv {
     struct pool_block *pool;
     const char **strs;
     size_t nstrs, strs_cap;
-    struct index str_ix;
+    struct trk_ct_index str_ix;
     size_t locs_cap;
     struct trk_location *keys; /* what each location is looked up by */
     size_t keys_cap;
-    struct index loc_ix;
+    struct trk_ct_index loc_ix;
     size_t nodes_cap;
-    struct index child_ix;
+    struct trk_ct_index child_ix;
     bool child_stale; /* prune rewrote the nodes: rebuild before the next add */
     struct frame_key *fkeys;
     size_t nfkeys, fkeys_cap;
-    struct index frame_ix;
+    struct trk_ct_index frame_ix;
     struct trk_frame_buf fb;
 };
 
@@ -200,21 +97,24 @@ static const char *intern_str(struct ctree_priv *P, const char *s, bool *err)
 {
     if (!s)
         return NULL;
+    if (index_reserve(&P->str_ix) < 0) {
+        *err = true;
+        return NULL;
+    }
     uint64_t h = hash_str(s);
     size_t pos = SIZE_MAX;
     uint32_t e;
-    while ((e = index_next(&P->str_ix, h, &pos)) != NONE)
+    while ((e = index_next(&P->str_ix, h, &pos)) != TRK_CT_NONE)
         if (strcmp(P->strs[e], s) == 0)
             return P->strs[e];
     char *copy = pool_copy(P, s, strlen(s));
-    if (!copy || P->nstrs >= NONE ||
+    if (!copy || P->nstrs >= TRK_CT_NONE ||
         grow((void **)&P->strs, &P->strs_cap, P->nstrs + 1, sizeof(*P->strs)) < 0) {
         *err = true;
         return NULL;
     }
     P->strs[P->nstrs] = copy;
-    if (index_put(&P->str_ix, pos, h, (uint32_t)P->nstrs) < 0)
-        *err = true;
+    index_put(&P->str_ix, pos, h, (uint32_t)P->nstrs);
     P->nstrs++;
     return copy;
 }
@@ -242,20 +142,21 @@ static bool loc_equal(const struct trk_location *a, const struct trk_location *b
 static uint32_t loc_get(struct trk_ctree *t, const struct trk_location *key, bool *created)
 {
     struct ctree_priv *P = t->priv;
+    if (index_reserve(&P->loc_ix) < 0)
+        return TRK_CT_NONE;
     uint64_t h = loc_hash(key);
     size_t pos = SIZE_MAX;
     uint32_t e;
-    while ((e = index_next(&P->loc_ix, h, &pos)) != NONE)
+    while ((e = index_next(&P->loc_ix, h, &pos)) != TRK_CT_NONE)
         if (loc_equal(&P->keys[e], key))
             return e;
-    if (t->nlocs >= NONE ||
+    if (t->nlocs >= TRK_CT_NONE ||
         grow((void **)&t->locs, &P->locs_cap, t->nlocs + 1, sizeof(*t->locs)) < 0 ||
         grow((void **)&P->keys, &P->keys_cap, t->nlocs + 1, sizeof(*P->keys)) < 0)
-        return NONE;
+        return TRK_CT_NONE;
     t->locs[t->nlocs] = *key;
     P->keys[t->nlocs] = *key;
-    if (index_put(&P->loc_ix, pos, h, (uint32_t)t->nlocs) < 0)
-        return NONE;
+    index_put(&P->loc_ix, pos, h, (uint32_t)t->nlocs);
     if (created)
         *created = true;
     return (uint32_t)t->nlocs++;
@@ -266,7 +167,7 @@ static uint32_t synthetic_loc(struct trk_ctree *t, uint32_t kind, const char *la
 {
     bool err = false;
     struct trk_location key = {.kind = kind, .function = intern_str(t->priv, label, &err)};
-    return err ? NONE : loc_get(t, &key, NULL);
+    return err ? TRK_CT_NONE : loc_get(t, &key, NULL);
 }
 
 /* The key a frame is known by: lines merge under by_function, and a frame
@@ -286,17 +187,19 @@ static uint32_t frame_loc_slow(struct trk_ctree *t, const struct trk_frame *f)
         key.line = f->line;
     }
     if (err)
-        return NONE;
+        return TRK_CT_NONE;
     bool created = false;
     uint32_t l = loc_get(t, &key, &created);
     if (created && f->function && t->opts.by_function)
         t->locs[l].file = intern_str(P, f->file, &err); /* not part of its key */
-    return err ? NONE : l;
+    return err ? TRK_CT_NONE : l;
 }
 
 static uint32_t frame_loc(struct trk_ctree *t, const struct trk_frame *f)
 {
     struct ctree_priv *P = t->priv;
+    if (index_reserve(&P->frame_ix) < 0)
+        return frame_loc_slow(t, f); /* no cache, still correct */
     uint64_t off = f->function ? 0 : f->offset;
     uint64_t h = mix64((uint64_t)(uintptr_t)f->function);
     h = hash_add(h, (uint64_t)(uintptr_t)f->file);
@@ -305,21 +208,24 @@ static uint32_t frame_loc(struct trk_ctree *t, const struct trk_frame *f)
     h = hash_add(h, off);
     size_t pos = SIZE_MAX;
     uint32_t e;
-    while ((e = index_next(&P->frame_ix, h, &pos)) != NONE) {
+    while ((e = index_next(&P->frame_ix, h, &pos)) != TRK_CT_NONE) {
         const struct frame_key *k = &P->fkeys[e];
         if (k->function == f->function && k->file == f->file && k->module == f->module &&
             k->line == f->line && k->offset == off)
             return k->loc;
     }
     uint32_t loc = frame_loc_slow(t, f);
-    if (loc == NONE || P->nfkeys >= NONE ||
+    if (loc == TRK_CT_NONE || P->nfkeys >= TRK_CT_NONE ||
         grow((void **)&P->fkeys, &P->fkeys_cap, P->nfkeys + 1, sizeof(*P->fkeys)) < 0)
         return loc;
-    P->fkeys[P->nfkeys] = (struct frame_key){.function = f->function, .file = f->file,
-                                             .module = f->module, .offset = off,
-                                             .line = f->line, .loc = loc};
-    if (index_put(&P->frame_ix, pos, h, (uint32_t)P->nfkeys) == 0)
-        P->nfkeys++;
+    P->fkeys[P->nfkeys] = (struct frame_key){.function = f->function,
+                                             .file = f->file,
+                                             .module = f->module,
+                                             .offset = off,
+                                             .line = f->line,
+                                             .loc = loc};
+    index_put(&P->frame_ix, pos, h, (uint32_t)P->nfkeys);
+    P->nfkeys++;
     return loc;
 }
 
@@ -333,15 +239,17 @@ static uint64_t child_hash(uint32_t parent, uint32_t loc)
 static uint32_t child_get(struct trk_ctree *t, uint32_t parent, uint32_t loc)
 {
     struct ctree_priv *P = t->priv;
+    if (index_reserve(&P->child_ix) < 0)
+        return TRK_CT_NONE;
     uint64_t h = child_hash(parent, loc);
     size_t pos = SIZE_MAX;
     uint32_t e;
-    while ((e = index_next(&P->child_ix, h, &pos)) != NONE)
+    while ((e = index_next(&P->child_ix, h, &pos)) != TRK_CT_NONE)
         if (t->nodes[e].parent == parent && t->nodes[e].loc == loc)
             return e;
-    if (t->nnodes >= NONE ||
+    if (t->nnodes >= TRK_CT_NONE ||
         grow((void **)&t->nodes, &P->nodes_cap, t->nnodes + 1, sizeof(*t->nodes)) < 0)
-        return NONE;
+        return TRK_CT_NONE;
     uint32_t n = (uint32_t)t->nnodes;
     struct trk_ctree_node *x = &t->nodes[n];
     memset(x, 0, sizeof(*x));
@@ -349,8 +257,7 @@ static uint32_t child_get(struct trk_ctree *t, uint32_t parent, uint32_t loc)
     x->parent = parent;
     x->next_sibling = t->nodes[parent].first_child;
     t->nodes[parent].first_child = n;
-    if (index_put(&P->child_ix, pos, h, n) < 0)
-        return NONE;
+    index_put(&P->child_ix, pos, h, n);
     t->nnodes++;
     return n;
 }
@@ -360,12 +267,13 @@ static int rebuild_children(struct trk_ctree *t)
     struct ctree_priv *P = t->priv;
     index_clear(&P->child_ix);
     for (uint32_t n = 1; n < t->nnodes; n++) {
+        if (index_reserve(&P->child_ix) < 0)
+            return -1;
         uint64_t h = child_hash(t->nodes[n].parent, t->nodes[n].loc);
         size_t pos = SIZE_MAX;
-        while (index_next(&P->child_ix, h, &pos) != NONE)
+        while (index_next(&P->child_ix, h, &pos) != TRK_CT_NONE)
             ;
-        if (index_put(&P->child_ix, pos, h, n) < 0)
-            return -1;
+        index_put(&P->child_ix, pos, h, n);
     }
     P->child_stale = false;
     return 0;
@@ -437,17 +345,83 @@ int trk_ctree_init(struct trk_ctree *t, const struct trk_ctree_options *o)
     return 0;
 }
 
-static const char *thread_label(const struct trk_profile *p, uint32_t thread, char *buf,
-                                size_t len)
+/* "thread 123 (name)"; a tid the kernel reused within the capture gets the
+ * profile's thread index too, so the two threads stay apart. */
+static const char *thread_label(const struct trk_profile *p, uint32_t thread, bool reused,
+                                char *buf, size_t len)
 {
     if (thread >= p->nthreads) {
         snprintf(buf, len, "thread #%u", thread);
-    } else if (p->threads[thread].name && *p->threads[thread].name) {
-        snprintf(buf, len, "thread %u (%s)", p->threads[thread].tid, p->threads[thread].name);
-    } else {
-        snprintf(buf, len, "thread %u", p->threads[thread].tid);
+        return buf;
     }
+    const struct trk_thread_info *ti = &p->threads[thread];
+    int n = snprintf(buf, len, "thread %u", ti->tid);
+    if (n > 0 && (size_t)n < len && ti->name && *ti->name)
+        n += snprintf(buf + n, len - (size_t)n, " (%s)", ti->name);
+    if (n > 0 && (size_t)n < len && reused)
+        snprintf(buf + n, len - (size_t)n, " #%u", thread);
     return buf;
+}
+
+struct tid_ent {
+    uint32_t tid, thread;
+};
+
+static int cmp_tid(const void *a, const void *b)
+{
+    const struct tid_ent *x = a, *y = b;
+    return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* Per thread of p: its node under base, made on first use (TRK_CT_NONE until
+ * then), and whether its tid names another thread of p too. */
+struct thread_nodes {
+    uint32_t *node;
+    uint8_t *reused;
+};
+
+static int thread_nodes_init(struct thread_nodes *tn, const struct trk_profile *p)
+{
+    size_t n = p->nthreads;
+    tn->node = malloc((n + 1) * sizeof(*tn->node));
+    tn->reused = calloc(n + 1, 1);
+    struct tid_ent *v = malloc((n + 1) * sizeof(*v));
+    if (!tn->node || !tn->reused || !v) {
+        free(v);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        tn->node[i] = TRK_CT_NONE;
+        v[i] = (struct tid_ent){p->threads[i].tid, (uint32_t)i};
+    }
+    qsort(v, n, sizeof(*v), cmp_tid);
+    for (size_t i = 1; i < n; i++)
+        if (v[i].tid == v[i - 1].tid)
+            tn->reused[v[i].thread] = tn->reused[v[i - 1].thread] = 1;
+    free(v);
+    return 0;
+}
+
+static void thread_nodes_free(struct thread_nodes *tn)
+{
+    free(tn->node);
+    free(tn->reused);
+}
+
+static uint32_t thread_node(struct trk_ctree *t, const struct trk_profile *p,
+                            struct thread_nodes *tn, uint32_t base, uint32_t thread)
+{
+    bool known = thread < p->nthreads;
+    if (known && tn->node[thread] != TRK_CT_NONE)
+        return tn->node[thread];
+    char label[160];
+    uint32_t l =
+        synthetic_loc(t, TRK_LOC_THREAD,
+                      thread_label(p, thread, known && tn->reused[thread], label, sizeof(label)));
+    uint32_t n = l == TRK_CT_NONE ? TRK_CT_NONE : child_get(t, base, l);
+    if (known)
+        tn->node[thread] = n;
+    return n;
 }
 
 static bool site_selected(const struct trk_ctree *t, const struct trk_site *s)
@@ -472,12 +446,17 @@ int trk_ctree_add(struct trk_ctree *t, const struct trk_profile *p, const struct
     uint32_t base = 0;
     if (process_label) {
         uint32_t l = synthetic_loc(t, TRK_LOC_PROCESS, process_label);
-        base = l == NONE ? NONE : child_get(t, 0, l);
-        if (base == NONE)
+        base = l == TRK_CT_NONE ? TRK_CT_NONE : child_get(t, 0, l);
+        if (base == TRK_CT_NONE)
             return -1;
     }
-    char label[128];
-    for (size_t i = 0; i < p->nsites; i++) {
+    struct thread_nodes tn = {0};
+    if (t->opts.split_threads && thread_nodes_init(&tn, p) < 0) {
+        thread_nodes_free(&tn);
+        return -1;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < p->nsites && rc == 0; i++) {
         const struct trk_site *site = &p->sites[i];
         if (!site_selected(t, site))
             continue;
@@ -486,29 +465,33 @@ int trk_ctree_add(struct trk_ctree *t, const struct trk_profile *p, const struct
         if (!bytes && !count)
             continue;
         uint32_t node = base;
-        if (t->opts.split_threads) {
-            uint32_t l = synthetic_loc(t, TRK_LOC_THREAD,
-                                       thread_label(p, site->thread, label, sizeof(label)));
-            node = l == NONE ? NONE : child_get(t, node, l);
-            if (node == NONE)
-                return -1;
-        }
+        if (t->opts.split_threads)
+            node = thread_node(t, p, &tn, base, site->thread);
         const struct trk_frame *fr;
-        int n = trk_stack_frames(r, s, site->stack, &t->opts.frames, &P->fb, &fr);
-        if (n < 0)
-            return -1;
+        int n = node == TRK_CT_NONE
+                    ? -1
+                    : trk_stack_frames(r, s, site->stack, &t->opts.frames, &P->fb, &fr);
+        if (n < 0) {
+            rc = -1;
+            break;
+        }
         for (int k = 0; k < n; k++) {
             /* Top-down paths start at the outermost frame. */
             const struct trk_frame *f = t->opts.inverted ? &fr[k] : &fr[n - 1 - k];
             uint32_t l = frame_loc(t, f);
-            node = l == NONE ? NONE : child_get(t, node, l);
-            if (node == NONE)
-                return -1;
+            node = l == TRK_CT_NONE ? TRK_CT_NONE : child_get(t, node, l);
+            if (node == TRK_CT_NONE) {
+                rc = -1;
+                break;
+            }
         }
-        t->nodes[node].self_bytes += bytes;
-        t->nodes[node].self_count += count;
+        if (rc == 0) {
+            t->nodes[node].self_bytes += bytes;
+            t->nodes[node].self_count += count;
+        }
     }
-    return 0;
+    thread_nodes_free(&tn);
+    return rc;
 }
 
 struct sort_ent {
@@ -602,7 +585,7 @@ static int merge_small(struct trk_ctree *t, uint32_t n, double limit, uint32_t o
     if (!small)
         return 0;
     struct ctree_priv *P = t->priv;
-    if (t->nnodes >= NONE ||
+    if (t->nnodes >= TRK_CT_NONE ||
         grow((void **)&t->nodes, &P->nodes_cap, t->nnodes + 1, sizeof(*t->nodes)) < 0)
         return -1;
     uint32_t *at = &t->nodes[n].first_child;
@@ -616,9 +599,12 @@ static int merge_small(struct trk_ctree *t, uint32_t n, double limit, uint32_t o
         }
     }
     uint32_t o = (uint32_t)t->nnodes++;
-    t->nodes[o] = (struct trk_ctree_node){.loc = other_loc, .parent = n,
-                                          .self_bytes = bytes, .self_count = count,
-                                          .total_bytes = bytes, .total_count = count};
+    t->nodes[o] = (struct trk_ctree_node){.loc = other_loc,
+                                          .parent = n,
+                                          .self_bytes = bytes,
+                                          .self_count = count,
+                                          .total_bytes = bytes,
+                                          .total_count = count};
     link_sorted(t, n, o);
     return 0;
 }
@@ -633,7 +619,7 @@ size_t trk_ctree_prune(struct trk_ctree *t, double min_fraction)
     /* Room for one OTHER node per original node, at most. */
     uint8_t *removed = calloc(2 * orig, 1);
     uint32_t *renum = malloc(2 * orig * sizeof(*renum));
-    if (other == NONE || !removed || !renum) {
+    if (other == TRK_CT_NONE || !removed || !renum) {
         free(removed);
         free(renum);
         return 0;

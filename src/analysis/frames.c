@@ -2,10 +2,12 @@
  *
  * frames.c - the source-level frames of one captured stack (calltree.h):
  * each return address symbolized, inlined calls expanded, innermost first,
- * and the allocator's own frames (the tracker's hooks, operator new/delete,
- * the malloc family, jemalloc's *allocx) dropped from the inner end, so the
- * first frame is the code that asked for memory. Must not: read events,
- * print, or decide how frames become tree locations (calltree.c does).
+ * and the allocator's own frames (operator new/delete, the malloc family,
+ * jemalloc's *allocx) dropped from the inner end, so the first frame is the
+ * code that asked for memory; the tracker's own frames go wherever they are
+ * (an interposed dlopen can leave them mid-stack in older captures). Must
+ * not: read events, print, or decide how frames become tree locations
+ * (calltree.c does).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -40,10 +42,11 @@ static bool is_tracker_module(const char *path)
 static bool is_alloc_function(const char *fn)
 {
     static const char *const names[] = {
-        "malloc", "calloc", "realloc", "reallocarray", "free", "cfree", "free_sized",
-        "free_aligned_sized", "posix_memalign", "aligned_alloc", "memalign", "valloc",
-        "pvalloc", "mallocx", "rallocx", "xallocx", "dallocx", "sdallocx", "sallocx",
-        "nallocx",
+        "malloc",         "calloc",        "realloc",    "reallocarray",
+        "free",           "cfree",         "free_sized", "free_aligned_sized",
+        "posix_memalign", "aligned_alloc", "memalign",   "valloc",
+        "pvalloc",        "mallocx",       "rallocx",    "xallocx",
+        "dallocx",        "sdallocx",      "sallocx",    "nallocx",
     };
     /* C++ operators in every overload ("operator new[](unsigned long)", ...). */
     if (has_prefix(fn, "operator new") || has_prefix(fn, "operator delete"))
@@ -67,8 +70,6 @@ static bool is_alloc_function(const char *fn)
 
 static bool is_allocator_frame(const struct trk_frame *f)
 {
-    if (is_tracker_module(f->module))
-        return true;
     return f->function && is_alloc_function(f->function);
 }
 
@@ -95,13 +96,16 @@ int trk_stack_frames(const struct trk_reader *r, struct trk_symbolizer *s, uint6
     buf->n = 0;
     *out = buf->v;
     int nips = stack ? trk_reader_stack(r, stack, ips, IPS_MAX) : 0;
-    bool dropping = !(o && o->keep_allocator_frames);
+    bool keep = o && o->keep_allocator_frames;
+    bool dropping = !keep;
     for (int i = 0; i < nips; i++) {
         const struct trk_frame *fr = NULL;
         int nf = trk_symbolize(s, ips[i], &fr);
         if (nf <= 0 || !fr)
             continue;
         for (int k = 0; k < nf; k++) {
+            if (!keep && is_tracker_module(fr[k].module))
+                continue;
             /* Only a run at the inner end: a malloc called from deep inside
              * the program's own code keeps its callers, of course. */
             if (dropping && is_allocator_frame(&fr[k]))

@@ -377,10 +377,18 @@ static void on_event(struct trk_prof_ctx *c, const struct trk_event *e)
     }
 }
 
+/* With many sites the site index misses the cache too; its slot can be
+ * guessed ahead when the thread is the last one seen (a wrong guess only
+ * costs the hint). */
 static inline void prefetch(const struct trk_prof_ctx *c, const struct trk_event *e)
 {
     if (e->type == TRK_EV_ALLOC || e->type == TRK_EV_FREE)
         trk_live_map_prefetch(&c->live, e->addr);
+    if (e->type == TRK_EV_ALLOC && e->stack <= UINT32_MAX && c->last_tid == e->tid &&
+        c->last_thread != TRK_PROF_NONE) {
+        uint64_t key = e->stack | (uint64_t)c->last_thread << 32;
+        __builtin_prefetch(&c->site_index[trk_prof_site_home(c, key, TRK_SPACE_HEAP)], 0, 1);
+    }
 }
 
 static int ctx_init(struct trk_prof_ctx *c, struct trk_reader *r,
@@ -391,14 +399,13 @@ static int ctx_init(struct trk_prof_ctx *c, struct trk_reader *r,
     c->st = &out->totals;
     c->r = r;
     c->clock_base = in->clock_base;
-    c->page = in->page_size >= 512 && (in->page_size & (in->page_size - 1)) == 0
-                  ? in->page_size
-                  : 4096;
+    c->page =
+        in->page_size >= 512 && (in->page_size & (in->page_size - 1)) == 0 ? in->page_size : 4096;
     c->temp_allocs = opts && opts->temp_allocs ? opts->temp_allocs : 1;
     c->temp_ns = opts ? opts->temp_ns : 0;
     trk_imap_init(&c->maps);
-    trk_imap_set_sink(&c->maps, &(struct trk_imap_sink){
-                                    .take = map_take, .split = map_split, .ctx = c});
+    trk_imap_set_sink(&c->maps,
+                      &(struct trk_imap_sink){.take = map_take, .split = map_split, .ctx = c});
     int rc = trk_prof_tables_init(c);
     if (trk_prof_tl_init(&c->tl, opts ? opts->timeline_points : 0) < 0)
         rc = -1;

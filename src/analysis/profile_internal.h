@@ -58,9 +58,9 @@ struct trk_prof_site_cache {
 };
 
 struct trk_prof_site_slot {
-    uint64_t key;   /* stack | thread << 32 */
+    uint64_t key; /* stack | thread << 32 */
     uint32_t space;
-    uint32_t idx1;  /* site index + 1; 0 = empty slot */
+    uint32_t idx1; /* site index + 1; 0 = empty slot */
 };
 
 /* One anonymous mapping (an mmap call, or the new half of an mremap): how
@@ -115,8 +115,8 @@ struct trk_prof_ctx {
     size_t nmappings, mappings_cap;
     uint32_t mapping_free; /* free list head, TRK_PROF_NONE = empty */
 
-    uint64_t live_bytes;  /* heap */
-    uint64_t anon_bytes;  /* anonymous mappings */
+    uint64_t live_bytes; /* heap */
+    uint64_t anon_bytes; /* anonymous mappings */
     uint64_t rss_anon, rss_file;
     uint64_t gen[TRK_SPACE_COUNT]; /* bumped on every new maximum of a space */
     uint64_t last_ts;
@@ -167,18 +167,25 @@ static inline uint32_t trk_prof_thread_of(struct trk_prof_ctx *c, uint32_t tid)
     return t;
 }
 
-static inline uint32_t trk_prof_site_of(struct trk_prof_ctx *c, uint32_t thread,
-                                        uint64_t stack, unsigned space)
+/* Where the site index starts probing for (stack | thread << 32, space). */
+static inline size_t trk_prof_site_home(const struct trk_prof_ctx *c, uint64_t key, uint32_t space)
 {
-    uint64_t h = (stack ^ (uint64_t)thread << 40 ^ (uint64_t)space << 60) *
-                 UINT64_C(0x9E3779B97F4A7C15);
+    uint64_t k = key ^ (uint64_t)space << 61;
+    k ^= k >> 31;
+    k *= UINT64_C(0x9E3779B97F4A7C15);
+    return (size_t)(k ^ (k >> 29)) & c->site_mask;
+}
+
+static inline uint32_t trk_prof_site_of(struct trk_prof_ctx *c, uint32_t thread, uint64_t stack,
+                                        unsigned space)
+{
+    uint64_t h =
+        (stack ^ (uint64_t)thread << 40 ^ (uint64_t)space << 60) * UINT64_C(0x9E3779B97F4A7C15);
     struct trk_prof_site_cache *e = &c->site_cache[h >> 56];
-    if (e->stack == stack && e->thread == thread && e->space == space &&
-        e->site != TRK_PROF_NONE)
+    if (e->stack == stack && e->thread == thread && e->space == space && e->site != TRK_PROF_NONE)
         return e->site;
     uint32_t s = trk_prof_site_lookup(c, stack, thread, space);
-    *e = (struct trk_prof_site_cache){.stack = stack, .thread = thread, .space = space,
-                                      .site = s};
+    *e = (struct trk_prof_site_cache){.stack = stack, .thread = thread, .space = space, .site = s};
     return s;
 }
 

@@ -175,7 +175,7 @@ void trk_prof_thread_name(struct trk_prof_ctx *c, uint64_t tid, const char *name
 
 static size_t site_home(const struct trk_prof_ctx *c, uint64_t key, uint32_t space)
 {
-    return mix(key ^ (uint64_t)space << 61) & c->site_mask;
+    return trk_prof_site_home(c, key, space);
 }
 
 static int site_grow(struct trk_prof_ctx *c)
@@ -269,9 +269,8 @@ uint32_t trk_prof_mapping_new(struct trk_prof_ctx *c)
     if (id != TRK_PROF_NONE) {
         c->mapping_free = c->mappings[id].next_free;
     } else {
-        if (c->nmappings >= INDEX_MAX ||
-            reserve((void **)&c->mappings, &c->mappings_cap, c->nmappings,
-                    sizeof(*c->mappings), 64) < 0) {
+        if (c->nmappings >= INDEX_MAX || reserve((void **)&c->mappings, &c->mappings_cap,
+                                                 c->nmappings, sizeof(*c->mappings), 64) < 0) {
             c->oom = true;
             return TRK_PROF_NONE;
         }

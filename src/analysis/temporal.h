@@ -59,7 +59,8 @@ int trk_temporal_compute(struct trk_reader *r, const struct trk_profile *p,
 /* Halves the number of buckets, merging rows that become equal. Exact: the
  * high point of a merged pair is the higher of the two (the earlier on a
  * tie) and every endpoint is re-judged against it. Returns 0, or -1 when
- * there is one bucket left or memory ran out (t is unchanged then). */
+ * one bucket is left (t unchanged) or memory ran out (t stays consistent,
+ * possibly with rows left unmerged). */
 int trk_temporal_coarsen(struct trk_temporal *t);
 
 void trk_temporal_free(struct trk_temporal *t);

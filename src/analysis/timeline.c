@@ -12,8 +12,8 @@
 #include "analysis/profile_internal.h"
 
 #define DEFAULT_POINTS 2000
-#define MAX_POINTS (1u << 20)
-#define FIRST_SHIFT 10 /* ~1 us: short captures still get a detailed series */
+#define MAX_POINTS     (1u << 20)
+#define FIRST_SHIFT    10 /* ~1 us: short captures still get a detailed series */
 
 int trk_prof_tl_init(struct trk_prof_timeline *tl, unsigned points)
 {

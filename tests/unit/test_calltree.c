@@ -48,10 +48,9 @@ static const struct {
     const struct trk_frame *f;
     int n;
 } fake_table[] = {
-    {0x1000, F_MAIN, 1},   {0x2000, F_WORK, 1},    {0x2001, F_WORK21, 1},
-    {0x3000, F_HELPER, 1}, {0x4000, F_INLINED, 2}, {0x5000, F_HOOK, 1},
-    {0x5100, F_NEW, 1},    {0x5200, F_MALLOCX, 1}, {0x6000, F_UNKNOWN, 1},
-    {0x7000, F_FREE, 1},
+    {0x1000, F_MAIN, 1},    {0x2000, F_WORK, 1}, {0x2001, F_WORK21, 1}, {0x3000, F_HELPER, 1},
+    {0x4000, F_INLINED, 2}, {0x5000, F_HOOK, 1}, {0x5100, F_NEW, 1},    {0x5200, F_MALLOCX, 1},
+    {0x6000, F_UNKNOWN, 1}, {0x7000, F_FREE, 1},
 };
 
 struct trk_symbolizer {
@@ -88,10 +87,10 @@ void trk_symbolizer_free(struct trk_symbolizer *s)
  * stored codec, a WATERMARK after each flush, END. Events get consecutive
  * seqs; c->ts is the time of the next event. ------------------------------- */
 
-#define TC_STREAMS 16
+#define TC_STREAMS  16
 #define TC_FLUSH_AT (256u << 10)
-#define CLOCK_BASE UINT64_C(1000000000)
-#define PAGE 4096u
+#define CLOCK_BASE  UINT64_C(1000000000)
+#define PAGE        4096u
 
 struct tc_stream {
     struct trk_rec_state st;
@@ -230,15 +229,21 @@ static void tc_mmap(struct tcap *c, unsigned s, uint64_t addr, uint64_t len, uin
                     int file)
 {
     uint8_t *p = tc_room(c, s);
-    tc_commit(c, s, trk_enc_mmap(p, &c->s[s].st, ++c->seq, c->ts, addr, len, 3,
-                                 file ? 1 : 0x22, file, stack));
+    tc_commit(
+        c, s,
+        trk_enc_mmap(p, &c->s[s].st, ++c->seq, c->ts, addr, len, 3, file ? 1 : 0x22, file, stack));
 }
 
 static void tc_name(struct tcap *c, unsigned s, uint32_t tid, const char *name)
 {
     uint8_t *p = tc_room(c, s);
-    tc_commit(c, s, trk_enc_thread_name(p, &c->s[s].st, ++c->seq, c->ts, tid, name,
-                                        strlen(name)));
+    tc_commit(c, s, trk_enc_thread_name(p, &c->s[s].st, ++c->seq, c->ts, tid, name, strlen(name)));
+}
+
+static void tc_exit(struct tcap *c, unsigned s)
+{
+    uint8_t *p = tc_room(c, s);
+    tc_commit(c, s, trk_enc_thread_exit(p, &c->s[s].st, ++c->seq, c->ts));
 }
 
 /* Finishes the file (END at c->ts) and opens a reader on a copy of it. */
@@ -269,33 +274,42 @@ static void tc_free_all(struct tcap *c)
     free(c->file);
 }
 
-
 /* ---- Fixtures ------------------------------------------------------------------ */
 
 /* Stack ids of the fixture, each defined as (parent, ip). */
 enum {
-    S_MAIN = 1,       /* main */
-    S_WORK,           /* main > work:20 */
-    S_WORK_HELPER,    /* main > work:20 > helper */
-    S_HELPER,         /* main > helper */
-    S_WORK21,         /* main > work:21 */
-    S_NEW,            /* main > helper > operator new */
-    S_NEW_HOOK,       /* main > helper > operator new > [tracker] malloc */
-    S_FREE_OUTER,     /* free (outermost) */
-    S_FREE_HELPER,    /* free > helper: allocator frame not at the inner end */
-    S_INLINED,        /* main > outer > inl_leaf (inlined) */
-    S_UNKNOWN,        /* main > libfoo.so+0x600 */
-    S_MALLOCX,        /* main > je_mallocx */
+    S_MAIN = 1,        /* main */
+    S_WORK,            /* main > work:20 */
+    S_WORK_HELPER,     /* main > work:20 > helper */
+    S_HELPER,          /* main > helper */
+    S_WORK21,          /* main > work:21 */
+    S_NEW,             /* main > helper > operator new */
+    S_NEW_HOOK,        /* main > helper > operator new > [tracker] malloc */
+    S_FREE_OUTER,      /* free (outermost) */
+    S_FREE_HELPER,     /* free > helper: allocator frame not at the inner end */
+    S_INLINED,         /* main > outer > inl_leaf (inlined) */
+    S_UNKNOWN,         /* main > libfoo.so+0x600 */
+    S_MALLOCX,         /* main > je_mallocx */
+    S_HOOK_UNDER_MAIN, /* main > [tracker] malloc */
+    S_HOOK_MID,        /* main > [tracker] malloc > helper (an interposed dlopen) */
     S_COUNT,
 };
 
 static const uint64_t stack_def[S_COUNT][2] = {
-    [S_MAIN] = {0, 0x1000},          [S_WORK] = {S_MAIN, 0x2000},
-    [S_WORK_HELPER] = {S_WORK, 0x3000}, [S_HELPER] = {S_MAIN, 0x3000},
-    [S_WORK21] = {S_MAIN, 0x2001},   [S_NEW] = {S_HELPER, 0x5100},
-    [S_NEW_HOOK] = {S_NEW, 0x5000},  [S_FREE_OUTER] = {0, 0x7000},
-    [S_FREE_HELPER] = {S_FREE_OUTER, 0x3000}, [S_INLINED] = {S_MAIN, 0x4000},
-    [S_UNKNOWN] = {S_MAIN, 0x6000},  [S_MALLOCX] = {S_MAIN, 0x5200},
+    [S_MAIN] = {0, 0x1000},
+    [S_WORK] = {S_MAIN, 0x2000},
+    [S_WORK_HELPER] = {S_WORK, 0x3000},
+    [S_HELPER] = {S_MAIN, 0x3000},
+    [S_WORK21] = {S_MAIN, 0x2001},
+    [S_NEW] = {S_HELPER, 0x5100},
+    [S_NEW_HOOK] = {S_NEW, 0x5000},
+    [S_FREE_OUTER] = {0, 0x7000},
+    [S_FREE_HELPER] = {S_FREE_OUTER, 0x3000},
+    [S_INLINED] = {S_MAIN, 0x4000},
+    [S_UNKNOWN] = {S_MAIN, 0x6000},
+    [S_MALLOCX] = {S_MAIN, 0x5200},
+    [S_HOOK_UNDER_MAIN] = {S_MAIN, 0x5000},
+    [S_HOOK_MID] = {S_HOOK_UNDER_MAIN, 0x3000},
 };
 
 struct fixture {
@@ -394,9 +408,14 @@ static void assert_node(const struct trk_ctree_node *n, uint64_t self, uint64_t 
 static void test_select(void **state)
 {
     (void)state;
-    struct trk_site_stats s = {.alloc_count = 1, .alloc_bytes = 2, .peak_count = 3,
-                               .peak_bytes = 4, .leak_count = 5, .leak_bytes = 6,
-                               .temp_count = 7, .temp_bytes = 8};
+    struct trk_site_stats s = {.alloc_count = 1,
+                               .alloc_bytes = 2,
+                               .peak_count = 3,
+                               .peak_bytes = 4,
+                               .leak_count = 5,
+                               .leak_bytes = 6,
+                               .temp_count = 7,
+                               .temp_bytes = 8};
     uint64_t b, c;
     trk_select_value(&s, TRK_SEL_PEAK, &b, &c);
     assert_true(b == 4 && c == 3);
@@ -446,8 +465,7 @@ static void test_self_total(void **state)
     assert_node(&t.nodes[0], 0, 137, 3);
     trk_ctree_free(&t);
     /* Nothing was temporary. */
-    build(&t, &(struct trk_ctree_options){.select = TRK_SEL_TEMPORARY, .thread = -1}, &f,
-          NULL);
+    build(&t, &(struct trk_ctree_options){.select = TRK_SEL_TEMPORARY, .thread = -1}, &f, NULL);
     assert_int_equal(t.nnodes, 1);
     assert_node(&t.nodes[0], 0, 0, 0);
     trk_ctree_free(&t);
@@ -460,8 +478,8 @@ static void test_inverted(void **state)
     struct fixture f;
     fixture_make(&f, three, 3);
     struct trk_ctree t;
-    build(&t, &(struct trk_ctree_options){.select = TRK_SEL_LEAKS, .thread = -1, .inverted = 1},
-          &f, NULL);
+    build(&t, &(struct trk_ctree_options){.select = TRK_SEL_LEAKS, .thread = -1, .inverted = 1}, &f,
+          NULL);
     assert_node(&t.nodes[0], 0, 137, 3);
     assert_int_equal(nchildren(&t, 0), 2);
     const struct trk_ctree_node *h = child(&t, 0, "helper"), *w = child(&t, 0, "work");
@@ -491,8 +509,7 @@ static void test_by_function(void **state)
     trk_ctree_free(&t);
 
     build(&t,
-          &(struct trk_ctree_options){.select = TRK_SEL_ALLOCATED, .thread = -1,
-                                      .by_function = 1},
+          &(struct trk_ctree_options){.select = TRK_SEL_ALLOCATED, .thread = -1, .by_function = 1},
           &f, NULL);
     m = child(&t, 0, "main");
     assert_int_equal(nchildren(&t, id_of(&t, m)), 1);
@@ -602,6 +619,28 @@ static void test_threads_and_spaces(void **state)
     trk_ctree_free(&t);
     fixture_free(&f);
 
+    /* A tid reused after its thread exited: two threads, kept apart. */
+    tc_begin(&f.cap);
+    unsigned a1 = tc_thread(&f.cap, 300, 0);
+    for (uint64_t id = 1; id < S_COUNT; id++)
+        tc_stack(&f.cap, a1, id, stack_def[id][0], stack_def[id][1]);
+    tc_alloc(&f.cap, a1, 0x10000, 3, S_WORK);
+    tc_exit(&f.cap, a1);
+    unsigned a2 = tc_thread(&f.cap, 300, 0);
+    tc_alloc(&f.cap, a2, 0x20000, 4, S_WORK);
+    f.r = tc_open(&f.cap);
+    assert_int_equal(trk_profile_compute(f.r, NULL, &f.prof), 0);
+    f.sym = trk_symbolizer_new(f.r, NULL);
+    build(&t,
+          &(struct trk_ctree_options){.select = TRK_SEL_LEAKS, .thread = -1, .split_threads = 1},
+          &f, "pid 1: x");
+    uint32_t proc = t.nodes[0].first_child;
+    assert_int_equal(nchildren(&t, proc), 2);
+    assert_node(child(&t, proc, "thread 300 #0"), 0, 3, 1);
+    assert_node(child(&t, proc, "thread 300 #1"), 0, 4, 1);
+    trk_ctree_free(&t);
+    fixture_free(&f);
+
     /* An anonymous mapping counts only when its space is selected. */
     tc_begin(&f.cap);
     unsigned th = tc_thread(&f.cap, 100, 0);
@@ -616,14 +655,15 @@ static void test_threads_and_spaces(void **state)
     assert_node(&t.nodes[0], 0, 30, 1);
     trk_ctree_free(&t);
     build(&t,
-          &(struct trk_ctree_options){.select = TRK_SEL_LEAKS, .thread = -1,
+          &(struct trk_ctree_options){.select = TRK_SEL_LEAKS,
+                                      .thread = -1,
                                       .spaces = 1u << TRK_SPACE_HEAP | 1u << TRK_SPACE_MMAP},
           &f, NULL);
     assert_node(&t.nodes[0], 0, 30 + 8192, 2);
     trk_ctree_free(&t);
     build(&t,
-          &(struct trk_ctree_options){.select = TRK_SEL_LEAKS, .thread = -1,
-                                      .spaces = 1u << TRK_SPACE_MMAP},
+          &(struct trk_ctree_options){
+              .select = TRK_SEL_LEAKS, .thread = -1, .spaces = 1u << TRK_SPACE_MMAP},
           &f, NULL);
     assert_node(child(&t, id_of(&t, child(&t, 0, "main")), "helper"), 8192, 8192, 1);
     trk_ctree_free(&t);
@@ -640,8 +680,8 @@ static void expect_frames(struct fixture *f, uint64_t stack, int keep, const cha
     assert_int_equal(got, n);
     char tmp[128];
     for (int i = 0; i < n; i++) {
-        struct trk_location l = {.function = fr[i].function, .module = fr[i].module,
-                                 .offset = fr[i].offset};
+        struct trk_location l = {
+            .function = fr[i].function, .module = fr[i].module, .offset = fr[i].offset};
         assert_string_equal(trk_location_name(&l, tmp, sizeof(tmp)), names[i]);
     }
     trk_frame_buf_free(&buf);
@@ -655,13 +695,15 @@ static void test_allocator_frames(void **state)
     fixture_make(&f, a, 2);
     expect_frames(&f, S_NEW_HOOK, 0, (const char *const[]){"helper", "main"}, 2);
     expect_frames(&f, S_NEW_HOOK, 1,
-                  (const char *const[]){"malloc", "operator new(unsigned long)", "helper",
-                                        "main"},
+                  (const char *const[]){"malloc", "operator new(unsigned long)", "helper", "main"},
                   4);
     expect_frames(&f, S_MALLOCX, 0, (const char *const[]){"main"}, 1);
     /* Only at the inner end: free as the outermost frame stays. */
     expect_frames(&f, S_FREE_HELPER, 0, (const char *const[]){"helper", "free"}, 2);
     expect_frames(&f, S_FREE_OUTER, 0, NULL, 0);
+    /* The tracker's own frames go wherever they are. */
+    expect_frames(&f, S_HOOK_MID, 0, (const char *const[]){"helper", "main"}, 2);
+    expect_frames(&f, S_HOOK_MID, 1, (const char *const[]){"helper", "malloc", "main"}, 3);
     expect_frames(&f, S_INLINED, 0, (const char *const[]){"inl_leaf", "outer", "main"}, 3);
     expect_frames(&f, S_UNKNOWN, 0, (const char *const[]){"libfoo.so+0x600", "main"}, 2);
     expect_frames(&f, 0, 0, NULL, 0);
@@ -674,8 +716,8 @@ static void test_allocator_frames(void **state)
     assert_node(child(&t, id_of(&t, m), "helper"), 64, 64, 1);
     trk_ctree_free(&t);
     build(&t,
-          &(struct trk_ctree_options){.select = TRK_SEL_LEAKS, .thread = -1,
-                                      .frames.keep_allocator_frames = 1},
+          &(struct trk_ctree_options){
+              .select = TRK_SEL_LEAKS, .thread = -1, .frames.keep_allocator_frames = 1},
           &f, NULL);
     m = child(&t, 0, "main");
     assert_node(m, 0, 72, 2);

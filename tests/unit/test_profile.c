@@ -28,10 +28,10 @@
  * stored codec, a WATERMARK after each flush, END. Events get consecutive
  * seqs; c->ts is the time of the next event. ------------------------------- */
 
-#define TC_STREAMS 16
+#define TC_STREAMS  16
 #define TC_FLUSH_AT (256u << 10)
-#define CLOCK_BASE UINT64_C(1000000000)
-#define PAGE 4096u
+#define CLOCK_BASE  UINT64_C(1000000000)
+#define PAGE        4096u
 
 struct tc_stream {
     struct trk_rec_state st;
@@ -177,21 +177,23 @@ static void tc_free(struct tcap *c, unsigned s, uint64_t addr)
     tc_commit(c, s, trk_enc_free(p, &c->s[s].st, TRK_ALLOC_FREE, ++c->seq, c->ts, addr));
 }
 
-static void tc_realloc(struct tcap *c, unsigned s, uint64_t old, uint64_t new_addr,
-                       uint64_t size, uint64_t stack)
+static void tc_realloc(struct tcap *c, unsigned s, uint64_t old, uint64_t new_addr, uint64_t size,
+                       uint64_t stack)
 {
     uint8_t *p = tc_room(c, s);
     uint64_t seq = ++c->seq, seq2 = ++c->seq;
-    tc_commit(c, s, trk_enc_realloc(p, &c->s[s].st, TRK_ALLOC_REALLOC, seq, seq2, c->ts, old,
-                                    new_addr, size, stack));
+    tc_commit(c, s,
+              trk_enc_realloc(p, &c->s[s].st, TRK_ALLOC_REALLOC, seq, seq2, c->ts, old, new_addr,
+                              size, stack));
 }
 
 static void tc_mmap(struct tcap *c, unsigned s, uint64_t addr, uint64_t len, uint64_t stack,
                     int file)
 {
     uint8_t *p = tc_room(c, s);
-    tc_commit(c, s, trk_enc_mmap(p, &c->s[s].st, ++c->seq, c->ts, addr, len, 3,
-                                 file ? 1 : 0x22, file, stack));
+    tc_commit(
+        c, s,
+        trk_enc_mmap(p, &c->s[s].st, ++c->seq, c->ts, addr, len, 3, file ? 1 : 0x22, file, stack));
 }
 
 static void tc_munmap(struct tcap *c, unsigned s, uint64_t addr, uint64_t len)
@@ -200,20 +202,20 @@ static void tc_munmap(struct tcap *c, unsigned s, uint64_t addr, uint64_t len)
     tc_commit(c, s, trk_enc_munmap(p, &c->s[s].st, ++c->seq, c->ts, addr, len));
 }
 
-static void tc_mremap(struct tcap *c, unsigned s, uint64_t old, uint64_t oldlen,
-                      uint64_t new_addr, uint64_t newlen, uint64_t flags, uint64_t stack)
+static void tc_mremap(struct tcap *c, unsigned s, uint64_t old, uint64_t oldlen, uint64_t new_addr,
+                      uint64_t newlen, uint64_t flags, uint64_t stack)
 {
     uint8_t *p = tc_room(c, s);
     uint64_t seq = ++c->seq, seq2 = ++c->seq;
-    tc_commit(c, s, trk_enc_mremap(p, &c->s[s].st, seq, seq2, c->ts, old, oldlen, new_addr,
-                                   newlen, flags, stack));
+    tc_commit(c, s,
+              trk_enc_mremap(p, &c->s[s].st, seq, seq2, c->ts, old, oldlen, new_addr, newlen, flags,
+                             stack));
 }
 
 static void tc_name(struct tcap *c, unsigned s, uint32_t tid, const char *name)
 {
     uint8_t *p = tc_room(c, s);
-    tc_commit(c, s, trk_enc_thread_name(p, &c->s[s].st, ++c->seq, c->ts, tid, name,
-                                        strlen(name)));
+    tc_commit(c, s, trk_enc_thread_name(p, &c->s[s].st, ++c->seq, c->ts, tid, name, strlen(name)));
 }
 
 static void tc_exit(struct tcap *c, unsigned s)
@@ -449,8 +451,8 @@ static void test_realloc_moves_sites(void **state)
     tc_free_all(&c);
 }
 
-#define X UINT64_C(0x10000000)
-#define PG(n) ((uint64_t)(n) * PAGE)
+#define X     UINT64_C(0x10000000)
+#define PG(n) ((uint64_t)(n)*PAGE)
 
 /* Front, back, middle and spanning munmaps, a page-rounded length, a
  * replacing mmap and a file mapping: every byte charged to its site. */
@@ -462,12 +464,12 @@ static void test_partial_munmap(void **state)
     unsigned t = tc_thread(&c, 100, 0);
     tc_stacks(&c, t, 4);
     tc_at(&c, 1);
-    tc_mmap(&c, t, X, PG(10), 1, 0);         /* A [0,10) */
-    tc_mmap(&c, t, X + PG(10), PG(4), 2, 0); /* B [10,14): mmap peak 14 pages */
+    tc_mmap(&c, t, X, PG(10), 1, 0);          /* A [0,10) */
+    tc_mmap(&c, t, X + PG(10), PG(4), 2, 0);  /* B [10,14): mmap peak 14 pages */
     tc_mmap(&c, t, X + PG(100), PG(3), 4, 1); /* a file: not anonymous memory */
     tc_at(&c, 2);
-    tc_munmap(&c, t, X, PG(2));      /* front: A [2,10) */
-    tc_munmap(&c, t, X + PG(9), 1);  /* back, one byte = one page: A [2,9) */
+    tc_munmap(&c, t, X, PG(2));         /* front: A [2,10) */
+    tc_munmap(&c, t, X + PG(9), 1);     /* back, one byte = one page: A [2,9) */
     tc_munmap(&c, t, X + PG(4), PG(2)); /* hole: A [2,4) [6,9) */
     tc_munmap(&c, t, X + PG(8), PG(4)); /* spans A [8,9), a gap, B [10,12) */
     struct trk_profile p;
@@ -499,7 +501,7 @@ static void test_partial_munmap(void **state)
     trk_profile_free(&p);
 
     tc_at(&c, 3);
-    tc_munmap(&c, t, X, PG(6)); /* A's first piece: one piece left */
+    tc_munmap(&c, t, X, PG(6));              /* A's first piece: one piece left */
     tc_mmap(&c, t, X + PG(12), PG(2), 3, 0); /* replaces B's rest */
     tc_at(&c, 4);
     tc_munmap(&c, t, X + PG(6), PG(2)); /* A's last piece */
@@ -766,9 +768,7 @@ static void test_timeline_bounded(void **state)
     tc_at(&c, n * 1000 + 7);
     struct trk_profile p;
     progress_calls = 0;
-    compute(&c,
-            &(struct trk_profile_options){.timeline_points = 64, .progress = on_progress},
-            &p);
+    compute(&c, &(struct trk_profile_options){.timeline_points = 64, .progress = on_progress}, &p);
     assert_true(p.totals.events >= 1000000);
     assert_int_equal(progress_done, p.totals.events);
     assert_int_equal(progress_total, p.totals.events);
@@ -852,10 +852,13 @@ static void test_random_matches_stats(void **state)
         uint64_t stack = rnd(&s) % 23; /* 21, 22: undefined */
         tc_at(&c, (uint64_t)i * 10 + rnd(&s) % 15);
         switch (rnd(&s) % 10) {
-        case 0: case 1: case 2:
+        case 0:
+        case 1:
+        case 2:
             tc_alloc(&c, t, a, rnd(&s) % 5000, stack);
             break;
-        case 3: case 4:
+        case 3:
+        case 4:
             tc_free(&c, t, a);
             break;
         case 5:
@@ -881,9 +884,8 @@ static void test_random_matches_stats(void **state)
     }
     struct trk_profile p;
     struct trk_reader *r = tc_open(&c);
-    assert_int_equal(trk_profile_compute(r, &(struct trk_profile_options){.timeline_points = 7},
-                                         &p),
-                     0);
+    assert_int_equal(
+        trk_profile_compute(r, &(struct trk_profile_options){.timeline_points = 7}, &p), 0);
     trk_reader_close(r);
     assert_true(p.ntimeline <= 7);
     /* The hostile sizes make the byte sums wrap; check the sums on the
