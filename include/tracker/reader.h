@@ -175,6 +175,11 @@ size_t trk_reader_modules(const struct trk_reader *r, const struct trk_module **
 /* Integrity status so far; never NULL, valid until trk_reader_close. */
 const struct trk_reader_status *trk_reader_status(const struct trk_reader *r);
 
+/** trk_reader_progress() - how far the reader is into the file, in bytes.
+ * Sets *done to the bytes consumed so far and *total to the file size (0
+ * when the input is not a regular file, so no fraction can be given). */
+void trk_reader_progress(const struct trk_reader *r, uint64_t *done, uint64_t *total);
+
 /* The last read error ("x.bin: read failed: ..."), or "" when none. */
 const char *trk_reader_error(const struct trk_reader *r);
 

@@ -479,9 +479,9 @@ int trk_profile_compute(struct trk_reader *r, const struct trk_profile_options *
         }
         done += (uint64_t)rc;
         if (progress && done >= next_report) {
-            /* The reader has no byte position to offer: events stand in
-             * for bytes, with the total unknown (0). */
-            progress(opts->progress_ctx, done, 0);
+            uint64_t at, size;
+            trk_reader_progress(r, &at, &size);
+            progress(opts->progress_ctx, at, size);
             next_report = done + PROGRESS_EVERY;
         }
     }
@@ -496,8 +496,11 @@ int trk_profile_compute(struct trk_reader *r, const struct trk_profile_options *
             oom = true;
     }
     ctx_free(c);
-    if (progress && rc >= 0 && !oom)
-        progress(opts->progress_ctx, done, done);
+    if (progress && rc >= 0 && !oom) {
+        uint64_t at, size;
+        trk_reader_progress(r, &at, &size);
+        progress(opts->progress_ctx, size ? size : at, size ? size : at);
+    }
     if (rc < 0)
         return -1;
     return oom ? -2 : 0;

@@ -53,9 +53,9 @@ void trk_progress_update(void *ctx, const char *path, uint64_t done, uint64_t to
     const char *name = strrchr(path, '/');
     name = name ? name + 1 : path;
     if (total == 0) {
-        /* The profile pass knows events read, not how many are left: a
-         * count that moves is the honest display. */
-        fprintf(stderr, "\rreading %.40s: %.1fM events", name, (double)done / 1e6);
+        /* Input that is not a regular file (a pipe) has no known size: a
+         * moving byte count is the honest display. */
+        fprintf(stderr, "\rreading %.40s: %.1f MB", name, (double)done / 1e6);
         fputs("\033[K", stderr);
     } else {
         struct winsize ws;

@@ -205,6 +205,8 @@ int trk_reader_open_fd(int fd, const char *name, struct trk_reader **out, char *
     r->name = nm;
     trk_src_init(&r->src, fd);
     struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+        r->file_size = (uint64_t)st.st_size;
     if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
         trk_reader_set_error(r, "is a directory");
     } else if (read_header(r) == 0) {
@@ -238,6 +240,13 @@ const struct trk_reader_info *trk_reader_info(const struct trk_reader *r)
 const struct trk_reader_status *trk_reader_status(const struct trk_reader *r)
 {
     return &r->status;
+}
+
+void trk_reader_progress(const struct trk_reader *r, uint64_t *done, uint64_t *total)
+{
+    uint64_t pos = r->src.off + r->src.pos;
+    *total = r->file_size;
+    *done = r->file_size && pos > r->file_size ? r->file_size : pos;
 }
 
 const char *trk_reader_error(const struct trk_reader *r)

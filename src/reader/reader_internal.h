@@ -78,6 +78,7 @@ struct trk_reader {
     char *name;
     char err[512];
     struct trk_src src;
+    uint64_t file_size;          /* 0 when not a regular file (a pipe) */
     struct trk_reader_info info;
     char *info_strings;          /* backing store of info.argv and the TLV strings */
     struct trk_reader_status status;
