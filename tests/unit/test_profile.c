@@ -770,8 +770,9 @@ static void test_timeline_bounded(void **state)
     progress_calls = 0;
     compute(&c, &(struct trk_profile_options){.timeline_points = 64, .progress = on_progress}, &p);
     assert_true(p.totals.events >= 1000000);
-    assert_int_equal(progress_done, p.totals.events);
-    assert_int_equal(progress_total, p.totals.events);
+    /* Progress is in bytes of the file: the last report is all of it. */
+    assert_true(progress_total > 0);
+    assert_int_equal(progress_done, progress_total);
     assert_true(progress_calls >= 2);
     assert_true(p.ntimeline >= 2 && p.ntimeline <= 64);
     assert_int_equal(p.timeline[p.ntimeline - 1].t_ns, n * 1000 + 7);
