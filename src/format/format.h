@@ -130,6 +130,13 @@ enum trk_rec_tag {
     TRK_REC_MMAP = 0x09,          /* seqd tsd addr:z len:v prot:v flags:v file:u8 stack:v */
     TRK_REC_MUNMAP = 0x0A,        /* seqd tsd addr:z len:v */
     TRK_REC_MREMAP = 0x0B,        /* seqd tsd old:z oldlen:v seq2d:v new:z newlen:v flags:v stack:v */
+    TRK_REC_GPU_ALLOC = 0x0C,     /* seqd tsd api:u8 kind:u8 device:z addr:z size:v stream:v stack:v */
+    TRK_REC_GPU_FREE = 0x0D,      /* seqd tsd api:u8 kind:u8 device:z addr:z */
+    TRK_REC_GPU_FAIL = 0x0E,      /* seqd tsd api:u8 kind:u8 device:z size:v result:v stack:v */
+    TRK_REC_GPU_MAP = 0x0F,       /* seqd tsd api:u8 op:u8 device:z va:z size:v handle:v offset:v */
+    TRK_REC_GPU_MEMINFO = 0x10,   /* seqd tsd device:v used:v total:v (driver-reported, NVML) */
+    TRK_REC_GPU_ENTER = 0x11,     /* no fields, no seq: host events until GPU_EXIT are the driver's */
+    TRK_REC_GPU_EXIT = 0x12,      /* no fields, no seq */
     TRK_REC_ALLOC_BASE = 0x20,    /* | kind: seqd tsd addr:z size:v stack:v */
     TRK_REC_FREE_BASE = 0x40,     /* | kind: seqd tsd addr:z */
     TRK_REC_REALLOC_BASE = 0x60,  /* | kind: seqd tsd old:z seq2d:v new:z(vs old) size:v stack:v */
@@ -159,6 +166,72 @@ enum trk_alloc_kind {
     TRK_ALLOC_SDALLOCX = 17,
     TRK_ALLOC_KIND_MAX = 17,
 };
+
+/* Which API a GPU record came from (the api byte). */
+enum trk_gpu_api {
+    TRK_GPU_API_CUMEMALLOC = 1,
+    TRK_GPU_API_CUMEMALLOCPITCH = 2,
+    TRK_GPU_API_CUMEMALLOCMANAGED = 3,
+    TRK_GPU_API_CUMEMHOSTALLOC = 4,
+    TRK_GPU_API_CUMEMALLOCHOST = 5,
+    TRK_GPU_API_CUMEMFREE = 6,
+    TRK_GPU_API_CUMEMFREEHOST = 7,
+    TRK_GPU_API_CUMEMHOSTREGISTER = 8,
+    TRK_GPU_API_CUMEMHOSTUNREGISTER = 9,
+    TRK_GPU_API_CUMEMALLOCASYNC = 10,
+    TRK_GPU_API_CUMEMALLOCFROMPOOLASYNC = 11,
+    TRK_GPU_API_CUMEMFREEASYNC = 12,
+    TRK_GPU_API_CUMEMCREATE = 13,
+    TRK_GPU_API_CUMEMRELEASE = 14,
+    TRK_GPU_API_CUMEMMAP = 15,
+    TRK_GPU_API_CUMEMUNMAP = 16,
+    TRK_GPU_API_CUMEMADDRESSRESERVE = 17,
+    TRK_GPU_API_CUMEMADDRESSFREE = 18,
+    TRK_GPU_API_CUIPCOPENMEMHANDLE = 19,
+    TRK_GPU_API_CUIPCCLOSEMEMHANDLE = 20,
+    TRK_GPU_API_CUMEMIMPORTFROMSHAREABLE = 21,
+    TRK_GPU_API_CUARRAYCREATE = 22,
+    TRK_GPU_API_CUARRAY3DCREATE = 23,
+    TRK_GPU_API_CUARRAYDESTROY = 24,
+    TRK_GPU_API_CUMEMPOOLIMPORTPOINTER = 25,
+    TRK_GPU_API_HIPMALLOC = 64,
+    TRK_GPU_API_HIPFREE = 65,
+    TRK_GPU_API_HIPMALLOCMANAGED = 66,
+    TRK_GPU_API_HIPHOSTMALLOC = 67,
+    TRK_GPU_API_HIPHOSTFREE = 68,
+    TRK_GPU_API_HIPMALLOCASYNC = 69,
+    TRK_GPU_API_HIPFREEASYNC = 70,
+    TRK_GPU_API_HIPMALLOCFROMPOOLASYNC = 71,
+    TRK_GPU_API_HIPMEMCREATE = 72,
+    TRK_GPU_API_HIPMEMRELEASE = 73,
+    TRK_GPU_API_HIPMEMMAP = 74,
+    TRK_GPU_API_HIPMEMUNMAP = 75,
+    TRK_GPU_API_HIPMEMADDRESSRESERVE = 76,
+    TRK_GPU_API_HIPMEMADDRESSFREE = 77,
+    TRK_GPU_API_HIPMALLOCPITCH = 78,
+    TRK_GPU_API_HIPEXTMALLOCWITHFLAGS = 79,
+    TRK_GPU_API_HIPHOSTREGISTER = 80,
+    TRK_GPU_API_HIPHOSTUNREGISTER = 81,
+};
+
+/* What kind of memory a GPU record is about (the kind byte). Reservations
+ * and registrations are recorded but never counted as memory. */
+enum trk_gpu_kind {
+    TRK_GPU_DEVICE = 1,      /* device memory (cuMemAlloc, hipMalloc) */
+    TRK_GPU_MANAGED = 2,     /* unified/managed memory */
+    TRK_GPU_PINNED_HOST = 3, /* page-locked host memory allocated by the driver */
+    TRK_GPU_ASYNC = 4,       /* stream-ordered allocation from a memory pool */
+    TRK_GPU_VMM_PHYS = 5,    /* VMM physical allocation; addr is the handle */
+    TRK_GPU_IMPORTED = 6,    /* memory owned by another process (IPC, shareable handle) */
+    TRK_GPU_ARRAY = 7,       /* CUDA array; addr is the handle, size approximate */
+    TRK_GPU_VA_RESERVE = 8,  /* address range reservation: never memory */
+    TRK_GPU_HOST_REGISTER = 9, /* existing host memory pinned: never new memory */
+    TRK_GPU_KIND_MAX = 9,
+};
+
+/* GPU_MAP op byte. */
+#define TRK_GPU_OP_MAP   1
+#define TRK_GPU_OP_UNMAP 2
 
 /* MMAP record "file" byte. */
 #define TRK_MAP_ANON 0

@@ -247,6 +247,52 @@ int trk_rec_decode(const uint8_t **pp, const uint8_t *end, struct trk_rec_state 
             return -1;
         GETV(r->size);
         break;
+    case TRK_REC_GPU_ALLOC:
+    case TRK_REC_GPU_FREE:
+    case TRK_REC_GPU_FAIL:
+    case TRK_REC_GPU_MAP:
+        if (get_head(&p, end, &s, r) || end - p < 2)
+            return -1;
+        r->api = *p++;
+        r->kind = *p++;
+        GETZ(r->device);
+        if (tag == TRK_REC_GPU_MAP) {
+            r->op = r->kind;
+            r->kind = 0;
+            if (r->op != TRK_GPU_OP_MAP && r->op != TRK_GPU_OP_UNMAP)
+                return -1;
+        } else if (r->kind == 0 || r->kind > TRK_GPU_KIND_MAX) {
+            return -1;
+        }
+        if (tag == TRK_REC_GPU_FAIL) {
+            GETV(r->size);
+            GETV(r->result);
+            GETV(r->stack);
+            break;
+        }
+        if (get_addr(&p, end, &s, &r->addr))
+            return -1;
+        if (tag == TRK_REC_GPU_ALLOC) {
+            GETV(r->size);
+            GETV(r->stream);
+            GETV(r->stack);
+        } else if (tag == TRK_REC_GPU_MAP) {
+            GETV(r->size);
+            GETV(r->handle);
+            GETV(r->offset);
+        }
+        break;
+    case TRK_REC_GPU_MEMINFO:
+        if (get_head(&p, end, &s, r))
+            return -1;
+        GETV(v);
+        r->device = (int64_t)v;
+        GETV(r->used);
+        GETV(r->total);
+        break;
+    case TRK_REC_GPU_ENTER:
+    case TRK_REC_GPU_EXIT:
+        break;
     case TRK_REC_MREMAP:
         if (get_head(&p, end, &s, r) || get_addr(&p, end, &s, &r->addr))
             return -1;

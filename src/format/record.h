@@ -181,6 +181,77 @@ static inline uint8_t *trk_enc_modules(uint8_t *p, struct trk_rec_state *st, uin
     return trk_put_varint(p, count);
 }
 
+/* GPU records (docs/FORMAT.md §4, GPU). Addresses share the stream's address
+ * delta state; device is signed (-1 = not known). */
+static inline uint8_t *trk_enc_gpu_head(uint8_t *p, struct trk_rec_state *st, uint8_t tag,
+                                        uint64_t seq, uint64_t ts, unsigned api, unsigned kind,
+                                        int64_t device)
+{
+    p = trk_enc_head(p, st, tag, seq, ts);
+    *p++ = (uint8_t)api;
+    *p++ = (uint8_t)kind;
+    return trk_put_svarint(p, device);
+}
+
+static inline uint8_t *trk_enc_gpu_alloc(uint8_t *p, struct trk_rec_state *st, uint64_t seq,
+                                         uint64_t ts, unsigned api, unsigned kind, int64_t device,
+                                         uint64_t addr, uint64_t size, uint64_t stream,
+                                         uint64_t stack)
+{
+    p = trk_enc_gpu_head(p, st, TRK_REC_GPU_ALLOC, seq, ts, api, kind, device);
+    p = trk_enc_addr(p, st, addr);
+    p = trk_put_varint(p, size);
+    p = trk_put_varint(p, stream);
+    return trk_put_varint(p, stack);
+}
+
+static inline uint8_t *trk_enc_gpu_free(uint8_t *p, struct trk_rec_state *st, uint64_t seq,
+                                        uint64_t ts, unsigned api, unsigned kind, int64_t device,
+                                        uint64_t addr)
+{
+    p = trk_enc_gpu_head(p, st, TRK_REC_GPU_FREE, seq, ts, api, kind, device);
+    return trk_enc_addr(p, st, addr);
+}
+
+static inline uint8_t *trk_enc_gpu_fail(uint8_t *p, struct trk_rec_state *st, uint64_t seq,
+                                        uint64_t ts, unsigned api, unsigned kind, int64_t device,
+                                        uint64_t size, uint64_t result, uint64_t stack)
+{
+    p = trk_enc_gpu_head(p, st, TRK_REC_GPU_FAIL, seq, ts, api, kind, device);
+    p = trk_put_varint(p, size);
+    p = trk_put_varint(p, result);
+    return trk_put_varint(p, stack);
+}
+
+static inline uint8_t *trk_enc_gpu_map(uint8_t *p, struct trk_rec_state *st, uint64_t seq,
+                                       uint64_t ts, unsigned api, unsigned op, int64_t device,
+                                       uint64_t va, uint64_t size, uint64_t handle,
+                                       uint64_t offset)
+{
+    p = trk_enc_gpu_head(p, st, TRK_REC_GPU_MAP, seq, ts, api, op, device);
+    p = trk_enc_addr(p, st, va);
+    p = trk_put_varint(p, size);
+    p = trk_put_varint(p, handle);
+    return trk_put_varint(p, offset);
+}
+
+static inline uint8_t *trk_enc_gpu_meminfo(uint8_t *p, struct trk_rec_state *st, uint64_t seq,
+                                           uint64_t ts, uint64_t device, uint64_t used,
+                                           uint64_t total)
+{
+    p = trk_enc_head(p, st, TRK_REC_GPU_MEMINFO, seq, ts);
+    p = trk_put_varint(p, device);
+    p = trk_put_varint(p, used);
+    return trk_put_varint(p, total);
+}
+
+/* GPU_ENTER / GPU_EXIT: one byte each, no seq. */
+static inline uint8_t *trk_enc_gpu_scope(uint8_t *p, int enter)
+{
+    *p++ = enter ? TRK_REC_GPU_ENTER : TRK_REC_GPU_EXIT;
+    return p;
+}
+
 struct trk_segment {
     uint64_t vaddr;
     uint64_t memsz;
@@ -208,6 +279,13 @@ enum trk_rec_class {
     TRK_RC_MMAP = TRK_REC_MMAP,
     TRK_RC_MUNMAP = TRK_REC_MUNMAP,
     TRK_RC_MREMAP = TRK_REC_MREMAP,
+    TRK_RC_GPU_ALLOC = TRK_REC_GPU_ALLOC,
+    TRK_RC_GPU_FREE = TRK_REC_GPU_FREE,
+    TRK_RC_GPU_FAIL = TRK_REC_GPU_FAIL,
+    TRK_RC_GPU_MAP = TRK_REC_GPU_MAP,
+    TRK_RC_GPU_MEMINFO = TRK_REC_GPU_MEMINFO,
+    TRK_RC_GPU_ENTER = TRK_REC_GPU_ENTER,
+    TRK_RC_GPU_EXIT = TRK_REC_GPU_EXIT,
     TRK_RC_ALLOC = TRK_REC_ALLOC_BASE,
     TRK_RC_FREE = TRK_REC_FREE_BASE,
     TRK_RC_REALLOC = TRK_REC_REALLOC_BASE,
@@ -232,6 +310,13 @@ struct trk_rec {
     uint64_t id, parent, ip;             /* STACK */
     uint64_t generation, count, base;    /* MODULES, MODULE; LOST uses count */
     uint64_t anon, file_bytes;           /* RSS */
+    uint8_t api;                         /* GPU_*: enum trk_gpu_api; kind holds the gpu kind */
+    uint8_t op;                          /* GPU_MAP: TRK_GPU_OP_* */
+    int64_t device;                      /* GPU_*: ordinal, -1 unknown */
+    uint64_t stream;                     /* GPU_ALLOC */
+    uint64_t result;                     /* GPU_FAIL: driver error code */
+    uint64_t handle, offset;             /* GPU_MAP */
+    uint64_t used, total;                /* GPU_MEMINFO */
     const uint8_t *str;                  /* THREAD_NAME name, MODULE path */
     size_t str_len;
     const uint8_t *buildid;
