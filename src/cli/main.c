@@ -30,6 +30,7 @@ static const struct {
     {"tree", trk_cmd_tree},
     {"leaks", trk_cmd_leaks},
     {"export", trk_cmd_export},
+    {"flamegraph", trk_cmd_flamegraph},
     {"diff", trk_cmd_diff},
     {"help", cmd_help},
 };

@@ -261,8 +261,8 @@ int trk_rec_decode(const uint8_t **pp, const uint8_t *end, struct trk_rec_state 
             r->kind = 0;
             if (r->op != TRK_GPU_OP_MAP && r->op != TRK_GPU_OP_UNMAP)
                 return -1;
-        } else if (r->kind == 0 || r->kind > TRK_GPU_KIND_MAX) {
-            return -1;
+        } else if (r->kind > TRK_GPU_KIND_MAX || (r->kind == 0 && tag != TRK_REC_GPU_FREE)) {
+            return -1; /* a free may not know its kind; the reader finds it */
         }
         if (tag == TRK_REC_GPU_FAIL) {
             GETV(r->size);
