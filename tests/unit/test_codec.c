@@ -734,7 +734,7 @@ static void test_unknown_tags(void **unused)
     int accepted = 0;
     for (unsigned tag = 0; tag < 256; tag++) {
         unsigned cls = tag & 0xE0, kind = tag & 0x1F;
-        int known = (tag >= TRK_REC_THREAD && tag <= TRK_REC_MREMAP) ||
+        int known = (tag >= TRK_REC_THREAD && tag <= TRK_REC_GPU_EXIT) ||
                     ((cls == 0x20 || cls == 0x40 || cls == 0x60) && kind >= 1 &&
                      kind <= TRK_ALLOC_KIND_MAX);
         b[0] = (uint8_t)tag;
@@ -748,8 +748,8 @@ static void test_unknown_tags(void **unused)
             accepted++;
         }
     }
-    /* 11 plain tags + 3 classes x 17 kinds. */
-    assert_int_equal(accepted, 11 + 3 * 17);
+    /* 18 plain tags (11 host, 7 GPU) + 3 classes x 17 kinds. */
+    assert_int_equal(accepted, 18 + 3 * 17);
 }
 
 static void test_kind_zero_rejected(void **unused)
