@@ -2,8 +2,10 @@
 # Installs the Debian 12 packages tracker needs to build and test.
 # Shared by setup.sh and test.sh; safe to run again.
 set -e
+# npm only when none is on PATH: NodeSource's nodejs bundles it and conflicts with Debian's.
 PKGS="meson ninja-build pkg-config gcc g++ libunwind-dev liblz4-dev libjemalloc-dev \
-libcmocka-dev libdw-dev libelf-dev zlib1g-dev python3 valgrind perl golang-go"
+libcmocka-dev libdw-dev libelf-dev zlib1g-dev python3 valgrind perl golang-go chromium nodejs\
+$(command -v npm >/dev/null 2>&1 || echo ' npm')"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -55,6 +55,19 @@ enum trk_event_type {
     TRK_EV_RSS,           /* rss.anon, rss.file: resident bytes */
     TRK_EV_MODULES,       /* modules.*: a new module snapshot (see trk_reader_modules) */
     TRK_EV_LOST,          /* lost.count events the thread could not record */
+    /* GPU events (docs/FORMAT.md §4, GPU records). kind is the memory kind
+     * (enum trk_gpu_kind of format.h), device the ordinal (-1 = unknown). */
+    TRK_EV_GPU_ALLOC,     /* GPU memory acquired: addr (a handle for VMM and array kinds),
+                           * size, stack, kind, u.gpu.{device, api, stream} */
+    TRK_EV_GPU_FREE,      /* GPU memory released: addr, kind, u.gpu.{device, api}; kind 0
+                           * and device -1 when the tracker could not tell (take them
+                           * from the matching allocation) */
+    TRK_EV_GPU_FAIL,      /* allocation refused by the driver: size, stack, kind,
+                           * u.gpu.{device, api, result} (2 = out of memory) */
+    TRK_EV_GPU_MAP,       /* VMM: [addr, addr+size) now shows u.gpu_map.handle from
+                           * u.gpu_map.offset on; placement only, no new memory */
+    TRK_EV_GPU_UNMAP,     /* VMM: [addr, addr+size) unmapped (u.gpu_map.*) */
+    TRK_EV_GPU_MEMINFO,   /* the driver's own figure for this process: u.gpu_meminfo.* */
 };
 
 /* trk_event.flags */
@@ -62,6 +75,9 @@ enum trk_event_type {
 #define TRK_EVF_FILE         0x02 /* MMAP: file-backed, not heap */
 #define TRK_EVF_DONTUNMAP    0x04 /* MREMAP_*: MREMAP_DONTUNMAP, the old range stays mapped */
 #define TRK_EVF_INTERNAL     0x08 /* THREAD_START: the tracker's own thread, not the program's */
+/* ALLOC, FREE, MMAP, MUNMAP, MREMAP_*: made by the GPU driver itself, inside a
+ * GPU call of the same thread (between its GPU_ENTER and GPU_EXIT records). */
+#define TRK_EVF_GPU_DRIVER   0x10
 
 /* One event. Halves of a REALLOC record are a FREE of the old address at seq
  * then an ALLOC of the new one at seq2, both with the record's kind and
@@ -71,8 +87,10 @@ struct trk_event {
     uint64_t seq;   /* global order; strictly increasing in a valid capture */
     uint64_t ts;    /* CLOCK_MONOTONIC ns */
     uint64_t addr;
-    uint64_t size;  /* ALLOC: requested bytes; mapping events: length; else 0 */
-    uint64_t stack; /* innermost stack node id, 0 = none (ALLOC, MMAP, MREMAP_NEW) */
+    uint64_t size;  /* ALLOC, GPU_ALLOC, GPU_FAIL: requested bytes; mapping events
+                     * (GPU_MAP/UNMAP too): length; else 0 */
+    uint64_t stack; /* innermost stack node id, 0 = none (ALLOC, MMAP, MREMAP_NEW,
+                     * GPU_ALLOC, GPU_FAIL) */
     union {
         struct {
             uint64_t prot, flags; /* as passed to mmap */
@@ -95,10 +113,27 @@ struct trk_event {
             uint64_t tid;
             const char *name; /* NUL-terminated, valid until trk_reader_close */
         } thread_name;
+        struct {
+            uint64_t stream; /* GPU_ALLOC: the stream of a stream-ordered allocation, else 0 */
+            uint64_t result; /* GPU_FAIL: the driver's error code */
+            int32_t device;  /* ordinal, -1 = unknown (also for values out of range) */
+            uint8_t api;     /* enum trk_gpu_api of format.h */
+        } gpu;               /* GPU_ALLOC, GPU_FREE, GPU_FAIL */
+        struct {
+            uint64_t handle; /* the physical allocation (its GPU_ALLOC's addr) */
+            uint64_t offset; /* where in it the mapping starts */
+            int32_t device;
+            uint8_t api;
+        } gpu_map;           /* GPU_MAP, GPU_UNMAP */
+        struct {
+            uint64_t used, total; /* bytes */
+            int32_t device;       /* -1 when the ordinal is out of range */
+        } gpu_meminfo;
     } u;
     uint32_t tid;  /* thread of the stream that recorded the event (0 if unknown) */
     uint8_t type;  /* enum trk_event_type */
-    uint8_t kind;  /* allocator id (enum trk_alloc_kind) for heap events, else 0 */
+    uint8_t kind;  /* allocator id (enum trk_alloc_kind) for heap events, memory kind
+                    * (enum trk_gpu_kind) for GPU_ALLOC/FREE/FAIL, else 0 */
     uint8_t flags; /* TRK_EVF_* */
 };
 

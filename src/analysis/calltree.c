@@ -301,6 +301,10 @@ void trk_select_value(const struct trk_site_stats *s, enum trk_select sel, uint6
         *bytes = s->alloc_bytes;
         *count = s->alloc_count;
         return;
+    case TRK_SEL_FAILED:
+        *bytes = s->fail_bytes;
+        *count = s->fail_count;
+        return;
     }
     *bytes = *count = 0;
 }
@@ -316,6 +320,8 @@ const char *trk_select_name(enum trk_select sel)
         return "temporary";
     case TRK_SEL_ALLOCATED:
         return "allocated";
+    case TRK_SEL_FAILED:
+        return "failed";
     }
     return "unknown";
 }
@@ -426,8 +432,7 @@ static uint32_t thread_node(struct trk_ctree *t, const struct trk_profile *p,
 
 static bool site_selected(const struct trk_ctree *t, const struct trk_site *s)
 {
-    uint32_t spaces = t->opts.spaces ? t->opts.spaces : 1u << TRK_SPACE_HEAP;
-    if (s->space >= 32 || !(spaces & (1u << s->space)))
+    if (!trk_spaces_has(t->opts.spaces, s->space))
         return false;
     return t->opts.thread < 0 || (uint64_t)t->opts.thread == s->thread;
 }

@@ -3,7 +3,7 @@
  * calltree.h - source-level views of a profile: the symbolized frames of a
  * stack, and a call tree of locations (function, file, line, module) with
  * self and total values for one selection (peak, leaks, temporary,
- * allocated). Trees can span several captures of a set, each under a
+ * allocated, failed). Trees can span several captures of a set, each under a
  * process root. The tree is the shared model of `tracker tree`, the
  * flamegraph, speedscope, folded stacks and the Chrome trace.
  *
@@ -23,6 +23,7 @@ enum trk_select {
     TRK_SEL_LEAKS,      /* live at the end */
     TRK_SEL_TEMPORARY,  /* temporary allocations */
     TRK_SEL_ALLOCATED,  /* everything allocated */
+    TRK_SEL_FAILED,     /* GPU allocations the driver refused */
 };
 
 /* Which value of a site a selection reads. */
@@ -78,7 +79,7 @@ struct trk_ctree_node {
 
 struct trk_ctree_options {
     enum trk_select select;
-    uint32_t spaces;       /* bit (1 << space); 0 means heap only */
+    uint32_t spaces;       /* a selection of spaces (profile.h, trk_spaces_has); 0 = heap */
     int inverted;          /* roots are the innermost frames (bottom-up) */
     int split_threads;     /* a thread level under each process */
     int64_t thread;        /* only this profile thread index; -1 = all */

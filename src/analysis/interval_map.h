@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
  * interval_map.h - a set of disjoint address ranges, each with an attribute
- * (anonymous, file-backed, unknown), for the mmap family. Owns: splitting
+ * (anonymous, file-backed, unknown, hidden), for the mmap family. Owns: splitting
  * ranges when part of one is unmapped (front, back or a hole) and reporting
  * exactly how many bytes of each attribute a change removed. Each range also
  * carries an opaque 64-bit tag (the profile stores its site and mapping id
@@ -19,7 +19,9 @@ enum trk_map_attr {
     TRK_ATTR_ANON = 0,
     TRK_ATTR_FILE = 1,
     TRK_ATTR_UNKNOWN = 2, /* moved by mremap from a range never seen mapped */
-    TRK_ATTR_COUNT = 3,
+    TRK_ATTR_HIDDEN = 3,  /* anonymous, but left out of the figures (the GPU
+                           * driver's own mappings, when the profile hides them) */
+    TRK_ATTR_COUNT = 4,
 };
 
 struct trk_imap_node;

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT
  *
  * profile.c - the one pass over a capture's events behind every report
- * (profile.h), and the accounting rules: what counts as heap, how realloc and
- * mremap halves pair up, how a partial munmap is charged to the sites that
- * mapped those bytes, when a site's figures are taken for the peak, and what
- * counts as temporary. `tracker stats` is a view of this pass (stats.c).
+ * (profile.h), and the accounting rules of host memory: what counts as heap,
+ * how realloc and mremap halves pair up, how a partial munmap is charged to
+ * the sites that mapped those bytes, when a site's figures are taken for the
+ * peak, what counts as temporary, and how host memory the GPU driver
+ * allocated inside GPU calls is tallied or hidden. GPU memory has its own
+ * rules in profile_gpu.c. `tracker stats` is a view of this pass (stats.c).
  * Must not: read the file itself (the reader does), symbolize, allocate per
  * event, or trust event contents (sizes and addresses are arbitrary).
  */
@@ -36,33 +38,8 @@ static char *join_argv(const struct trk_reader_info *in)
     return s;
 }
 
-static inline uint64_t rel_ts(const struct trk_prof_ctx *c, uint64_t ts)
-{
-    return ts > c->clock_base ? ts - c->clock_base : 0;
-}
-
-static inline uint64_t sub_sat(uint64_t a, uint64_t b)
-{
-    return b > a ? 0 : a - b;
-}
 
 /* ---- Site figures ------------------------------------------------------------ */
-
-static inline void site_add(struct trk_prof_ctx *c, struct trk_prof_site *s, uint64_t bytes,
-                            uint64_t count)
-{
-    trk_prof_touch(c, s);
-    s->live_bytes += bytes;
-    s->live_count += count;
-}
-
-static inline void site_sub(struct trk_prof_ctx *c, struct trk_prof_site *s, uint64_t bytes,
-                            uint64_t count)
-{
-    trk_prof_touch(c, s);
-    s->live_bytes = sub_sat(s->live_bytes, bytes);
-    s->live_count = sub_sat(s->live_count, count);
-}
 
 /* A space's live total changed upwards: a new maximum starts a generation,
  * so every site saves its figure on its next change (trk_prof_touch). Equal
@@ -71,6 +48,65 @@ static inline void new_max(struct trk_prof_ctx *c, unsigned space, uint64_t rel)
 {
     c->gen[space]++;
     c->p->peak_t_ns[space] = rel;
+}
+
+/* ---- Host memory of the GPU driver ------------------------------------------------ */
+
+/* Heap bytes the driver allocated inside GPU calls are tallied apart from
+ * the totals they also count in (or, hidden, only here). */
+static void driver_heap_add(struct trk_prof_ctx *c, uint64_t bytes)
+{
+    c->drv_live += bytes;
+    if (c->drv_live > c->st->gpu_driver_host.peak_bytes)
+        c->st->gpu_driver_host.peak_bytes = c->drv_live;
+}
+
+static void driver_mapped_add(struct trk_prof_ctx *c, uint64_t bytes)
+{
+    c->drv_mapped += bytes;
+    if (c->drv_mapped > c->st->gpu_driver_host.mmap_peak_bytes)
+        c->st->gpu_driver_host.mmap_peak_bytes = c->drv_mapped;
+}
+
+/* A live block replaced by a new one at its address: its free was lost, so
+ * it stops counting wherever it counted. */
+static void drop_replaced(struct trk_prof_ctx *c, const struct trk_live_block *old)
+{
+    if (old->site == TRK_PROF_HIDDEN) {
+        c->drv_live = trk_prof_sub_sat(c->drv_live, old->size);
+        c->hidden_blocks = trk_prof_sub_sat(c->hidden_blocks, 1);
+        return;
+    }
+    c->live_bytes = trk_prof_sub_sat(c->live_bytes, old->size);
+    if (old->site >= c->nsites)
+        return;
+    struct trk_prof_site *s = &c->sites[old->site];
+    trk_prof_site_sub(c, s, old->size, 1);
+    if (s->out.flags & TRK_SITE_GPU_DRIVER)
+        c->drv_live = trk_prof_sub_sat(c->drv_live, old->size);
+}
+
+/* exclude_gpu_driver_host: the block is kept (so that its free is known and
+ * does not count as unmatched) but adds to no figure but the tally. */
+static void hide_alloc(struct trk_prof_ctx *c, const struct trk_event *e)
+{
+    struct trk_driver_host_stats *d = &c->st->gpu_driver_host;
+    d->allocations++;
+    d->bytes_allocated += e->size;
+    if (e->addr == 0)
+        return;
+    trk_prof_tl_at(c, trk_prof_rel(c, e->ts));
+    uint64_t size = e->size > TRK_LIVE_SIZE_MASK ? TRK_LIVE_SIZE_MASK : e->size;
+    struct trk_live_block blk = {.size = size, .ts = e->ts, .site = TRK_PROF_HIDDEN}, old;
+    int rc = trk_live_map_put(&c->live, e->addr, &blk, &old);
+    if (rc < 0) {
+        c->oom = true;
+        return;
+    }
+    if (rc == 1)
+        drop_replaced(c, &old);
+    c->hidden_blocks++;
+    driver_heap_add(c, size);
 }
 
 /* ---- Heap ----------------------------------------------------------------------- */
@@ -87,6 +123,15 @@ static void on_alloc(struct trk_prof_ctx *c, const struct trk_event *e)
 {
     struct trk_stats *st = c->st;
     struct trk_profile *p = c->p;
+    unsigned drv = e->flags & TRK_EVF_GPU_DRIVER;
+    if (__builtin_expect(drv != 0, 0)) {
+        if (c->hide_driver) {
+            hide_alloc(c, e);
+            return;
+        }
+        st->gpu_driver_host.allocations++;
+        st->gpu_driver_host.bytes_allocated += e->size;
+    }
     st->allocations++;
     st->bytes_allocated += e->size;
     if (e->kind <= TRK_ALLOC_KIND_MAX) {
@@ -101,7 +146,8 @@ static void on_alloc(struct trk_prof_ctx *c, const struct trk_event *e)
     if (ti == TRK_PROF_NONE)
         return;
     uint64_t ord = ++c->threads[ti].nallocs;
-    uint32_t si = trk_prof_site_of(c, ti, e->stack, TRK_SPACE_HEAP);
+    uint32_t si = trk_prof_site_of(
+        c, ti, e->stack, drv ? trk_prof_cls(TRK_SPACE_HEAP, 0, TRK_SITE_GPU_DRIVER) : TRK_SPACE_HEAP);
     if (si == TRK_PROF_NONE)
         return;
     struct trk_prof_site *s = &c->sites[si];
@@ -110,7 +156,7 @@ static void on_alloc(struct trk_prof_ctx *c, const struct trk_event *e)
     if (e->addr == 0)
         return; /* a failed allocation holds nothing */
 
-    uint64_t rel = rel_ts(c, e->ts);
+    uint64_t rel = trk_prof_rel(c, e->ts);
     struct trk_timeline_point *pt = trk_prof_tl_at(c, rel);
     uint64_t size = e->size > TRK_LIVE_SIZE_MASK ? TRK_LIVE_SIZE_MASK : e->size;
     struct trk_live_block blk = {.size = size, .ts = e->ts, .ord = ord, .site = si}, old;
@@ -120,13 +166,12 @@ static void on_alloc(struct trk_prof_ctx *c, const struct trk_event *e)
         return;
     }
     /* A block handed out twice means its free was lost: replace it. */
-    if (rc == 1) {
-        c->live_bytes = sub_sat(c->live_bytes, old.size);
-        if (old.site < c->nsites)
-            site_sub(c, &c->sites[old.site], old.size, 1);
-    }
-    site_add(c, s, size, 1);
+    if (rc == 1)
+        drop_replaced(c, &old);
+    trk_prof_site_add(c, s, size, 1);
     c->live_bytes += size;
+    if (drv)
+        driver_heap_add(c, size);
     if (c->live_bytes > st->peak_heap_bytes) {
         st->peak_heap_bytes = c->live_bytes;
         new_max(c, TRK_SPACE_HEAP, rel);
@@ -157,21 +202,35 @@ static void on_free(struct trk_prof_ctx *c, const struct trk_event *e)
     struct trk_stats *st = c->st;
     if (e->addr == 0)
         return; /* free(NULL) releases nothing and is not a free */
+    trk_prof_tl_at(c, trk_prof_rel(c, e->ts));
+    struct trk_live_block b;
+    bool found = trk_live_map_remove(&c->live, e->addr, &b);
+    /* Hidden driver memory: its free is no free either (nor is a hidden
+     * driver free of something never seen). */
+    if (__builtin_expect(found ? b.site == TRK_PROF_HIDDEN
+                               : (e->flags & TRK_EVF_GPU_DRIVER) && c->hide_driver,
+                         0)) {
+        if (found) {
+            c->drv_live = trk_prof_sub_sat(c->drv_live, b.size);
+            c->hidden_blocks = trk_prof_sub_sat(c->hidden_blocks, 1);
+        }
+        return;
+    }
     st->frees++;
     if (e->kind <= TRK_ALLOC_KIND_MAX)
         st->by_allocator[e->kind].frees++;
-    trk_prof_tl_at(c, rel_ts(c, e->ts));
-    struct trk_live_block b;
-    if (!trk_live_map_remove(&c->live, e->addr, &b)) {
+    if (!found) {
         st->unmatched_frees++;
         return;
     }
-    c->live_bytes = sub_sat(c->live_bytes, b.size);
+    c->live_bytes = trk_prof_sub_sat(c->live_bytes, b.size);
     if (b.site >= c->nsites)
         return;
     struct trk_prof_site *s = &c->sites[b.site];
-    site_sub(c, s, b.size, 1);
+    trk_prof_site_sub(c, s, b.size, 1);
     s->out.s.free_count++;
+    if (s->out.flags & TRK_SITE_GPU_DRIVER)
+        c->drv_live = trk_prof_sub_sat(c->drv_live, b.size);
     if (s->out.space == TRK_SPACE_HEAP && is_temporary(c, e, &b, s)) {
         s->out.s.temp_count++;
         s->out.s.temp_bytes += b.size;
@@ -202,9 +261,11 @@ static void map_take(void *ctx, unsigned attr, uint64_t tag, uint64_t bytes, int
     if (si >= c->nsites)
         return;
     struct trk_prof_site *s = &c->sites[si];
-    site_sub(c, s, bytes, 0);
+    trk_prof_site_sub(c, s, bytes, 0);
+    if (s->out.flags & TRK_SITE_GPU_DRIVER)
+        c->drv_mapped = trk_prof_sub_sat(c->drv_mapped, bytes);
     if (whole && trk_prof_mapping_drop(c, mi)) {
-        s->live_count = sub_sat(s->live_count, 1);
+        s->live_count = trk_prof_sub_sat(s->live_count, 1);
         s->out.s.free_count++;
     }
 }
@@ -217,7 +278,8 @@ static void map_split(void *ctx, unsigned attr, uint64_t tag)
 
 static void anon_sub(struct trk_prof_ctx *c, const uint64_t removed[TRK_ATTR_COUNT])
 {
-    c->anon_bytes = sub_sat(c->anon_bytes, removed[TRK_ATTR_ANON]);
+    c->anon_bytes = trk_prof_sub_sat(c->anon_bytes, removed[TRK_ATTR_ANON]);
+    c->drv_mapped = trk_prof_sub_sat(c->drv_mapped, removed[TRK_ATTR_HIDDEN]);
 }
 
 /* Maps [addr, end) with attr; anonymous ranges are charged to the site of
@@ -227,19 +289,27 @@ static void map_insert(struct trk_prof_ctx *c, const struct trk_event *e, uint64
 {
     uint64_t addr = e->addr;
     uint64_t removed[TRK_ATTR_COUNT] = {0};
-    uint64_t rel = rel_ts(c, e->ts);
+    uint64_t rel = trk_prof_rel(c, e->ts);
     struct trk_timeline_point *pt = trk_prof_tl_at(c, rel);
+    unsigned drv = e->flags & TRK_EVF_GPU_DRIVER;
+    if (drv && c->hide_driver && attr == TRK_ATTR_ANON)
+        attr = TRK_ATTR_HIDDEN;
+    uint64_t len = end > addr ? end - addr : 0;
     if (attr != TRK_ATTR_ANON) {
-        if (trk_imap_insert(&c->maps, addr, end, attr, removed) < 0)
+        if (trk_imap_insert(&c->maps, addr, end, attr, removed) < 0) {
             c->oom = true;
+            return;
+        }
         anon_sub(c, removed);
+        if (attr == TRK_ATTR_HIDDEN)
+            driver_mapped_add(c, len);
         return;
     }
-    uint64_t len = end > addr ? end - addr : 0;
     uint32_t ti = trk_prof_thread_of(c, e->tid);
     if (ti == TRK_PROF_NONE)
         return;
-    uint32_t si = trk_prof_site_of(c, ti, e->stack, TRK_SPACE_MMAP);
+    uint32_t si = trk_prof_site_of(
+        c, ti, e->stack, drv ? trk_prof_cls(TRK_SPACE_MMAP, 0, TRK_SITE_GPU_DRIVER) : TRK_SPACE_MMAP);
     if (si == TRK_PROF_NONE)
         return;
     c->sites[si].out.s.alloc_count++;
@@ -255,8 +325,10 @@ static void map_insert(struct trk_prof_ctx *c, const struct trk_event *e, uint64
         return;
     }
     anon_sub(c, removed);
-    site_add(c, &c->sites[si], len, 1);
+    trk_prof_site_add(c, &c->sites[si], len, 1);
     c->anon_bytes += len;
+    if (drv)
+        driver_mapped_add(c, len);
     if (c->anon_bytes > c->st->mmap_peak_bytes) {
         c->st->mmap_peak_bytes = c->anon_bytes;
         new_max(c, TRK_SPACE_MMAP, rel);
@@ -268,7 +340,7 @@ static void map_insert(struct trk_prof_ctx *c, const struct trk_event *e, uint64
 static void on_munmap(struct trk_prof_ctx *c, const struct trk_event *e)
 {
     uint64_t removed[TRK_ATTR_COUNT] = {0};
-    trk_prof_tl_at(c, rel_ts(c, e->ts));
+    trk_prof_tl_at(c, trk_prof_rel(c, e->ts));
     if (trk_imap_remove(&c->maps, e->addr, range_end(c, e->addr, e->size), removed) < 0)
         c->oom = true;
     anon_sub(c, removed);
@@ -278,7 +350,7 @@ static void on_remap_old(struct trk_prof_ctx *c, const struct trk_event *e)
 {
     uint64_t end = range_end(c, e->addr, e->size);
     uint64_t bytes[TRK_ATTR_COUNT] = {0};
-    trk_prof_tl_at(c, rel_ts(c, e->ts));
+    trk_prof_tl_at(c, trk_prof_rel(c, e->ts));
     if (e->flags & TRK_EVF_DONTUNMAP) {
         trk_imap_overlap(&c->maps, e->addr, end, bytes);
     } else {
@@ -287,10 +359,12 @@ static void on_remap_old(struct trk_prof_ctx *c, const struct trk_event *e)
         anon_sub(c, bytes);
     }
     /* mremap works within one mapping, so its kind carries to the new range;
-     * a range never seen mapped stays untracked wherever it moves. */
-    unsigned attr = bytes[TRK_ATTR_ANON]   ? TRK_ATTR_ANON
-                    : bytes[TRK_ATTR_FILE] ? TRK_ATTR_FILE
-                                           : TRK_ATTR_UNKNOWN;
+     * a range never seen mapped stays untracked wherever it moves, and a
+     * hidden one stays hidden. */
+    unsigned attr = bytes[TRK_ATTR_ANON]     ? TRK_ATTR_ANON
+                    : bytes[TRK_ATTR_HIDDEN] ? TRK_ATTR_HIDDEN
+                    : bytes[TRK_ATTR_FILE]   ? TRK_ATTR_FILE
+                                             : TRK_ATTR_UNKNOWN;
     if (c->npending == TRK_PROF_PENDING_MAX) {
         memmove(c->pending, c->pending + 1, (TRK_PROF_PENDING_MAX - 1) * sizeof(c->pending[0]));
         c->npending--;
@@ -330,7 +404,7 @@ static void on_rss(struct trk_prof_ctx *c, const struct trk_event *e)
         st->rss_anon_peak_bytes = anon;
     if (file > st->rss_file_peak_bytes)
         st->rss_file_peak_bytes = file;
-    struct trk_timeline_point *pt = trk_prof_tl_at(c, rel_ts(c, e->ts));
+    struct trk_timeline_point *pt = trk_prof_tl_at(c, trk_prof_rel(c, e->ts));
     c->rss_anon = pt->rss_anon = anon;
     c->rss_file = pt->rss_file = file;
 }
@@ -372,6 +446,14 @@ static void on_event(struct trk_prof_ctx *c, const struct trk_event *e)
     case TRK_EV_THREAD_NAME:
         trk_prof_thread_name(c, e->u.thread_name.tid, e->u.thread_name.name);
         break;
+    case TRK_EV_GPU_ALLOC:
+    case TRK_EV_GPU_FREE:
+    case TRK_EV_GPU_FAIL:
+    case TRK_EV_GPU_MAP:
+    case TRK_EV_GPU_UNMAP:
+    case TRK_EV_GPU_MEMINFO:
+        trk_prof_gpu_event(c, e);
+        break;
     default:
         break;
     }
@@ -403,6 +485,7 @@ static int ctx_init(struct trk_prof_ctx *c, struct trk_reader *r,
         in->page_size >= 512 && (in->page_size & (in->page_size - 1)) == 0 ? in->page_size : 4096;
     c->temp_allocs = opts && opts->temp_allocs ? opts->temp_allocs : 1;
     c->temp_ns = opts ? opts->temp_ns : 0;
+    c->hide_driver = opts && opts->exclude_gpu_driver_host;
     trk_imap_init(&c->maps);
     trk_imap_set_sink(&c->maps,
                       &(struct trk_imap_sink){.take = map_take, .split = map_split, .ctx = c});
@@ -418,6 +501,7 @@ static void ctx_free(struct trk_prof_ctx *c)
 {
     if (c->live.slots)
         trk_live_map_free(&c->live);
+    trk_prof_gpu_free(c);
     trk_imap_free(&c->maps);
     trk_prof_tables_free(c);
     trk_prof_tl_free(&c->tl);
@@ -431,8 +515,10 @@ static void finish_totals(struct trk_prof_ctx *c, struct trk_reader *r)
     const struct trk_reader_info *in = trk_reader_info(r);
     const struct trk_reader_status *rs = trk_reader_status(r);
     st->leaked_bytes = c->live_bytes;
-    st->leaked_allocations = trk_live_map_count(&c->live);
+    st->leaked_allocations = trk_prof_sub_sat(trk_live_map_count(&c->live), c->hidden_blocks);
     st->mmap_leaked_bytes = c->anon_bytes;
+    st->gpu_driver_host.leaked_bytes = c->drv_live;
+    st->gpu_driver_host.mmap_leaked_bytes = c->drv_mapped;
     st->truncated = rs->truncated;
     st->lost_events = rs->lost_events;
     st->checksum_failures = rs->checksum_failures;
@@ -442,7 +528,7 @@ static void finish_totals(struct trk_prof_ctx *c, struct trk_reader *r)
     st->events = rs->events;
     uint64_t end = rs->end_seen ? rs->end_ts : c->last_ts;
     st->duration_s = end > in->clock_base ? (double)(end - in->clock_base) / 1e9 : 0.0;
-    p->end_t_ns = rel_ts(c, end);
+    p->end_t_ns = trk_prof_rel(c, end);
     p->peak_bytes[TRK_SPACE_HEAP] = st->peak_heap_bytes;
     p->peak_bytes[TRK_SPACE_MMAP] = st->mmap_peak_bytes;
 }
@@ -489,10 +575,12 @@ int trk_profile_compute(struct trk_reader *r, const struct trk_profile_options *
     if (c->oom)
         rc = 0;
     finish_totals(c, r);
+    if (!c->oom && trk_prof_gpu_finish(c) < 0)
+        c->oom = true;
     bool oom = c->oom;
     if (!oom) {
         trk_prof_tl_export(c, out->end_t_ns);
-        if (trk_prof_export(c) < 0)
+        if (trk_prof_export(c) < 0 || c->oom)
             oom = true;
     }
     ctx_free(c);
@@ -514,5 +602,10 @@ void trk_profile_free(struct trk_profile *p)
     free(p->threads);
     free(p->sites);
     free(p->timeline);
+    for (size_t i = 0; i < p->ngpu_timeline; i++) {
+        free(p->gpu_timeline[i].live);
+        free(p->gpu_timeline[i].driver);
+    }
+    free(p->gpu_timeline);
     memset(p, 0, sizeof(*p));
 }

@@ -20,13 +20,76 @@
 #include "analysis/stats.h"
 #include "tracker/reader.h"
 
-/* Memory spaces a site can belong to. GPU devices will follow as
- * TRK_SPACE_GPU0 + ordinal. */
+/* Memory spaces a site can belong to. Each has its own live total and peak.
+ * A GPU device's space totals its device memory (kinds device, managed,
+ * async, VMM physical, array); its pinned host and imported sites live there
+ * too, with their own kind, but never add to the total. */
+#define TRK_GPU_DEVICES_MAX 64 /* ordinals 0..63; any other counts as unknown */
 enum trk_space {
     TRK_SPACE_HEAP = 0, /* malloc family (requested bytes) */
     TRK_SPACE_MMAP = 1, /* anonymous mappings (page-rounded bytes) */
-    TRK_SPACE_COUNT = 2,
+    TRK_SPACE_GPU0 = 2, /* + device ordinal */
+    /* Device -1 (not known when recorded) or an ordinal out of range. */
+    TRK_SPACE_GPU_UNKNOWN = TRK_SPACE_GPU0 + TRK_GPU_DEVICES_MAX,
+    TRK_SPACE_COUNT,
 };
+
+static inline bool trk_space_is_gpu(uint32_t space)
+{
+    return space >= TRK_SPACE_GPU0 && space < TRK_SPACE_COUNT;
+}
+
+/* The ordinal of a GPU space; -1 for TRK_SPACE_GPU_UNKNOWN. */
+static inline int32_t trk_space_device(uint32_t space)
+{
+    return space < TRK_SPACE_GPU_UNKNOWN ? (int32_t)(space - TRK_SPACE_GPU0) : -1;
+}
+
+/* The space of a device ordinal (-1 or out of range: TRK_SPACE_GPU_UNKNOWN). */
+static inline uint32_t trk_gpu_space(int64_t device)
+{
+    return device >= 0 && device < TRK_GPU_DEVICES_MAX ? TRK_SPACE_GPU0 + (uint32_t)device
+                                                       : TRK_SPACE_GPU_UNKNOWN;
+}
+
+/* Kinds whose bytes make up a device's total: memory that occupies the
+ * device. Pinned host memory is host RAM, imported memory belongs to
+ * another process, reservations and registrations are no memory at all. */
+static inline bool trk_gpu_kind_is_device(unsigned kind)
+{
+    return kind == TRK_GPU_DEVICE || kind == TRK_GPU_MANAGED || kind == TRK_GPU_ASYNC ||
+           kind == TRK_GPU_VMM_PHYS || kind == TRK_GPU_ARRAY;
+}
+
+/* A selection of spaces in 32 bits, the form reports pass around (calltree
+ * options, exports): bit (1 << space) for the host spaces; TRK_SPACES_GPU
+ * for every GPU space, narrowed by TRK_SPACES_ONE_DEVICE to the space in
+ * bits 16..23 (see trk_spaces_device). 0 means the heap alone. Test with
+ * trk_spaces_has, never with a shift of the space. */
+#define TRK_SPACES_HOST_MASK  ((1u << TRK_SPACE_GPU0) - 1)
+#define TRK_SPACES_GPU        (1u << 8)
+#define TRK_SPACES_ONE_DEVICE (1u << 9)
+
+/* The selection of one device's space (ordinal 0..63, or -1: unknown). */
+static inline uint32_t trk_spaces_device(int64_t device)
+{
+    return TRK_SPACES_GPU | TRK_SPACES_ONE_DEVICE | trk_gpu_space(device) << 16;
+}
+
+static inline bool trk_spaces_has(uint32_t sel, uint32_t space)
+{
+    if (sel == 0)
+        sel = 1u << TRK_SPACE_HEAP;
+    if (space < TRK_SPACE_GPU0)
+        return (sel >> space) & 1u;
+    if (!(sel & TRK_SPACES_GPU) || space >= TRK_SPACE_COUNT)
+        return false;
+    return !(sel & TRK_SPACES_ONE_DEVICE) || ((sel >> 16) & 0xFFu) == space;
+}
+
+/* A site's memory in words: "heap", "anon mmap", "GPU 0 device",
+ * "GPU ? pinned_host" (kind names as trk_gpu_kind_name). Returns buf. */
+const char *trk_space_label(uint32_t space, unsigned kind, char *buf, size_t len);
 
 struct trk_profile_options {
     /* Temporary allocation: freed on the thread that allocated it before
@@ -36,6 +99,11 @@ struct trk_profile_options {
     uint64_t temp_allocs;     /* default 1 */
     uint64_t temp_ns;         /* default 0 (rule off) */
     unsigned timeline_points; /* upper bound on timeline points, default 2000 */
+    /* Host events the GPU driver made inside GPU calls (TRK_EVF_GPU_DRIVER)
+     * count like any other unless this is set; then they are left out of
+     * every figure and site, as if the driver's own memory were not there
+     * (totals.gpu_driver_host still tallies them). */
+    bool exclude_gpu_driver_host;
     /* Called now and then with bytes consumed so far (progress bars); may be
      * NULL. */
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
@@ -50,12 +118,18 @@ struct trk_site_stats {
     uint64_t peak_count, peak_bytes;
     uint64_t leak_count, leak_bytes;   /* live at the end */
     uint64_t temp_count, temp_bytes;
+    uint64_t fail_count, fail_bytes;   /* GPU allocations the driver refused */
 };
+
+/* trk_site.flags */
+#define TRK_SITE_GPU_DRIVER 0x01 /* host memory the GPU driver allocated in a GPU call */
 
 struct trk_site {
     uint32_t stack;  /* reader stack id; 0 = no stack */
     uint32_t thread; /* index into trk_profile.threads */
     uint32_t space;  /* enum trk_space */
+    uint8_t kind;    /* GPU spaces: enum trk_gpu_kind; 0 in host spaces */
+    uint8_t flags;   /* TRK_SITE_* */
     struct trk_site_stats s;
 };
 
@@ -73,6 +147,14 @@ struct trk_timeline_point {
     uint64_t rss_file;
 };
 
+/* One GPU device over the points of trk_profile.timeline. */
+struct trk_gpu_series {
+    int32_t device;  /* ordinal; -1 = unknown */
+    uint64_t *live;  /* live device-memory bytes (max over each point's interval) */
+    uint64_t *driver; /* driver-reported usage: last sample at or before the point
+                       * (0 before the first) */
+};
+
 #define TRK_HIST_BUCKETS 64 /* bucket b holds sizes in [2^(b-1), 2^b), bucket 0 size 0 */
 
 struct trk_profile {
@@ -88,6 +170,10 @@ struct trk_profile {
     uint64_t hist_count[TRK_HIST_BUCKETS], hist_bytes[TRK_HIST_BUCKETS]; /* heap sizes */
     struct trk_timeline_point *timeline;
     size_t ntimeline;
+    /* One series per device that had GPU memory or a driver sample, by
+     * ordinal (unknown last), each ntimeline values long. */
+    struct trk_gpu_series *gpu_timeline;
+    size_t ngpu_timeline;
 };
 
 /* Reads every remaining event of r (one pass) into *out, which is zeroed

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT
  *
  * profile_internal.h - the state of one profile pass, shared by its files:
- * profile.c (the accounting rules, event by event), profile_tables.c (sites,
+ * profile.c (the accounting rules of host memory, event by event),
+ * profile_gpu.c (the rules of GPU memory), profile_tables.c (sites,
  * threads, mapping ids, the final export) and timeline.c (the bounded
  * timeline). Must not be included outside src/analysis, nor grow anything
  * whose size depends on the number of events: the pass must stay bounded by
@@ -19,6 +20,18 @@
 #include "analysis/profile.h"
 
 #define TRK_PROF_NONE UINT32_MAX /* "no index": out of memory or not found */
+/* The site of a live block the profile hides (driver host memory with
+ * exclude_gpu_driver_host): kept only so that its free is recognised. No
+ * real site index reaches it (tables stop at UINT32_MAX - 1 entries). */
+#define TRK_PROF_HIDDEN (UINT32_MAX - 1)
+
+/* A site's class: its space, GPU kind and TRK_SITE_* flags in one word,
+ * the part of a site's key beside (stack, thread). Host classes without
+ * flags are the bare space, so the hot heap path computes nothing. */
+static inline uint32_t trk_prof_cls(uint32_t space, unsigned kind, unsigned flags)
+{
+    return space | (uint32_t)kind << 16 | (uint32_t)flags << 24;
+}
 
 /* A site while the pass runs. `out` comes first so that the export can
  * compact the array in place into struct trk_site. */
@@ -53,13 +66,13 @@ struct trk_prof_tid_slot {
 struct trk_prof_site_cache {
     uint64_t stack; /* as in the event */
     uint32_t thread;
-    uint32_t space;
-    uint32_t site; /* TRK_PROF_NONE = empty */
+    uint32_t cls;   /* trk_prof_cls */
+    uint32_t site;  /* TRK_PROF_NONE = empty */
 };
 
 struct trk_prof_site_slot {
     uint64_t key; /* stack | thread << 32 */
-    uint32_t space;
+    uint32_t cls;
     uint32_t idx1; /* site index + 1; 0 = empty slot */
 };
 
@@ -87,6 +100,37 @@ struct trk_prof_timeline {
 struct trk_prof_pending {
     uint64_t seq2;
     unsigned attr;
+};
+
+/* GPU live blocks are keyed by (family, address): VMM and array handles are
+ * not addresses and may equal a device pointer, so each family has its own
+ * map. One map per family serves every device: a pointer is unique across
+ * the devices of a process (UVA), and a free may be recorded with another
+ * device current (or none) than its allocation. */
+enum trk_prof_gpu_family {
+    TRK_PROF_GPU_PTR = 0, /* device, managed, pinned host, async, imported */
+    TRK_PROF_GPU_VMM = 1, /* VMM physical allocation handles */
+    TRK_PROF_GPU_ARRAY = 2,
+    TRK_PROF_GPU_FAMILIES = 3,
+};
+
+#define TRK_PROF_GPU_SLOTS (TRK_SPACE_COUNT - TRK_SPACE_GPU0) /* index: space - GPU0 */
+
+struct trk_prof_gpu_dev {
+    struct trk_gpu_stats out;
+    uint64_t live_bytes, live_count; /* device memory */
+    uint64_t kind_live[TRK_GPU_KIND_MAX + 1], kind_count[TRK_GPU_KIND_MAX + 1];
+    uint64_t driver_used;            /* last driver sample */
+    uint64_t *tl_live, *tl_driver;   /* the timeline's series, tl.cap points each */
+};
+
+/* Made at the first GPU event: a host-only capture pays nothing for it. */
+struct trk_prof_gpu {
+    struct trk_prof_gpu_dev *dev[TRK_PROF_GPU_SLOTS]; /* NULL until the device has an event */
+    struct trk_live_map live[TRK_PROF_GPU_FAMILIES];
+    bool live_ready[TRK_PROF_GPU_FAMILIES];
+    uint8_t present[TRK_PROF_GPU_SLOTS]; /* slots of dev[] in use, in ascending order */
+    unsigned npresent;
 };
 
 struct trk_prof_ctx {
@@ -121,12 +165,29 @@ struct trk_prof_ctx {
     uint64_t gen[TRK_SPACE_COUNT]; /* bumped on every new maximum of a space */
     uint64_t last_ts;
 
+    bool hide_driver;    /* exclude_gpu_driver_host */
+    uint64_t drv_live;   /* live heap bytes the GPU driver allocated */
+    uint64_t drv_mapped; /* anonymous bytes it mapped */
+    uint64_t hidden_blocks; /* hidden blocks in `live` (not leaks of the program) */
+    struct trk_prof_gpu *gpu; /* NULL until the first GPU event */
+
     struct trk_prof_pending pending[TRK_PROF_PENDING_MAX];
     size_t npending;
 
     struct trk_prof_timeline tl;
     bool oom;
 };
+
+/* Event time relative to the capture's clock base (earlier times read 0). */
+static inline uint64_t trk_prof_rel(const struct trk_prof_ctx *c, uint64_t ts)
+{
+    return ts > c->clock_base ? ts - c->clock_base : 0;
+}
+
+static inline uint64_t trk_prof_sub_sat(uint64_t a, uint64_t b)
+{
+    return b > a ? 0 : a - b;
+}
 
 /* ---- profile_tables.c ------------------------------------------------------ */
 
@@ -140,10 +201,10 @@ void trk_prof_thread_start(struct trk_prof_ctx *c, uint32_t tid);
 void trk_prof_thread_exit(struct trk_prof_ctx *c, uint32_t tid);
 void trk_prof_thread_name(struct trk_prof_ctx *c, uint64_t tid, const char *name);
 
-/* The site of (stack, thread, space), created when absent; TRK_PROF_NONE
+/* The site of (stack, thread, class), created when absent; TRK_PROF_NONE
  * when out of memory (c->oom set). */
 uint32_t trk_prof_site_lookup(struct trk_prof_ctx *c, uint64_t stack, uint32_t thread,
-                              unsigned space);
+                              uint32_t cls);
 
 /* Mapping ids: new (one piece), split (one more piece), drop (one piece
  * fewer; true when that was the last, and the id is recycled). */
@@ -167,25 +228,27 @@ static inline uint32_t trk_prof_thread_of(struct trk_prof_ctx *c, uint32_t tid)
     return t;
 }
 
-/* Where the site index starts probing for (stack | thread << 32, space). */
-static inline size_t trk_prof_site_home(const struct trk_prof_ctx *c, uint64_t key, uint32_t space)
+/* Where the site index starts probing for (stack | thread << 32, class).
+ * The host classes 0 and 1 land in the top bits; GPU spaces, kinds and
+ * flags also reach the middle ones. */
+static inline size_t trk_prof_site_home(const struct trk_prof_ctx *c, uint64_t key, uint32_t cls)
 {
-    uint64_t k = key ^ (uint64_t)space << 61;
+    uint64_t k = key ^ (uint64_t)cls << 61 ^ (uint64_t)cls << 23;
     k ^= k >> 31;
     k *= UINT64_C(0x9E3779B97F4A7C15);
     return (size_t)(k ^ (k >> 29)) & c->site_mask;
 }
 
 static inline uint32_t trk_prof_site_of(struct trk_prof_ctx *c, uint32_t thread, uint64_t stack,
-                                        unsigned space)
+                                        uint32_t cls)
 {
-    uint64_t h =
-        (stack ^ (uint64_t)thread << 40 ^ (uint64_t)space << 60) * UINT64_C(0x9E3779B97F4A7C15);
+    uint64_t h = (stack ^ (uint64_t)thread << 40 ^ (uint64_t)cls << 60 ^ (uint64_t)cls << 20) *
+                 UINT64_C(0x9E3779B97F4A7C15);
     struct trk_prof_site_cache *e = &c->site_cache[h >> 56];
-    if (e->stack == stack && e->thread == thread && e->space == space && e->site != TRK_PROF_NONE)
+    if (e->stack == stack && e->thread == thread && e->cls == cls && e->site != TRK_PROF_NONE)
         return e->site;
-    uint32_t s = trk_prof_site_lookup(c, stack, thread, space);
-    *e = (struct trk_prof_site_cache){.stack = stack, .thread = thread, .space = space, .site = s};
+    uint32_t s = trk_prof_site_lookup(c, stack, thread, cls);
+    *e = (struct trk_prof_site_cache){.stack = stack, .thread = thread, .cls = cls, .site = s};
     return s;
 }
 
@@ -202,6 +265,31 @@ static inline void trk_prof_touch(struct trk_prof_ctx *c, struct trk_prof_site *
     }
 }
 
+static inline void trk_prof_site_add(struct trk_prof_ctx *c, struct trk_prof_site *s,
+                                     uint64_t bytes, uint64_t count)
+{
+    trk_prof_touch(c, s);
+    s->live_bytes += bytes;
+    s->live_count += count;
+}
+
+static inline void trk_prof_site_sub(struct trk_prof_ctx *c, struct trk_prof_site *s,
+                                     uint64_t bytes, uint64_t count)
+{
+    trk_prof_touch(c, s);
+    s->live_bytes = trk_prof_sub_sat(s->live_bytes, bytes);
+    s->live_count = trk_prof_sub_sat(s->live_count, count);
+}
+
+/* ---- profile_gpu.c ----------------------------------------------------------- */
+
+/* GPU_ALLOC, GPU_FREE, GPU_FAIL, GPU_MAP, GPU_UNMAP, GPU_MEMINFO. */
+void trk_prof_gpu_event(struct trk_prof_ctx *c, const struct trk_event *e);
+/* Leak figures, and the devices' figures moved into c->st->gpu. Returns 0
+ * or -1 (out of memory). */
+int trk_prof_gpu_finish(struct trk_prof_ctx *c);
+void trk_prof_gpu_free(struct trk_prof_ctx *c);
+
 /* ---- timeline.c -------------------------------------------------------------- */
 
 int trk_prof_tl_init(struct trk_prof_timeline *tl, unsigned points);
@@ -210,6 +298,8 @@ void trk_prof_tl_free(struct trk_prof_timeline *tl);
 void trk_prof_tl_advance(struct trk_prof_ctx *c, uint64_t rel);
 /* Extends the timeline to end_rel and moves it into c->p. */
 void trk_prof_tl_export(struct trk_prof_ctx *c, uint64_t end_rel);
+/* Gives device d its series, zero up to the open point. Returns 0 or -1. */
+int trk_prof_tl_gpu_init(struct trk_prof_ctx *c, struct trk_prof_gpu_dev *d);
 
 /* The open point, after making sure it is the one holding rel. Events of
  * several threads may arrive with slightly decreasing times; those stay in

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
  * profile_tables.c - the lookup tables of a profile pass: sites keyed by
- * (stack, thread, space), thread entries keyed by tid (a tid reused after its
+ * (stack, thread, class: space, GPU kind, flags), thread entries keyed by tid (a tid reused after its
  * thread exited gets a new entry), anonymous-mapping ids, and the export of
  * all that into struct trk_profile at the end. Must not: interpret events
  * (profile.c does) or allocate per event: tables only grow by doubling.
@@ -173,9 +173,9 @@ void trk_prof_thread_name(struct trk_prof_ctx *c, uint64_t tid, const char *name
 
 /* ---- Sites ------------------------------------------------------------------- */
 
-static size_t site_home(const struct trk_prof_ctx *c, uint64_t key, uint32_t space)
+static size_t site_home(const struct trk_prof_ctx *c, uint64_t key, uint32_t cls)
 {
-    return trk_prof_site_home(c, key, space);
+    return trk_prof_site_home(c, key, cls);
 }
 
 static int site_grow(struct trk_prof_ctx *c)
@@ -191,7 +191,7 @@ static int site_grow(struct trk_prof_ctx *c)
     for (size_t i = 0; i < old_cap; i++) {
         if (!old[i].idx1)
             continue;
-        size_t h = site_home(c, old[i].key, old[i].space);
+        size_t h = site_home(c, old[i].key, old[i].cls);
         while (n[h].idx1)
             h = (h + 1) & c->site_mask;
         n[h] = old[i];
@@ -202,14 +202,14 @@ static int site_grow(struct trk_prof_ctx *c)
 
 /* The site's index, or TRK_PROF_NONE with *slot at the empty slot where it
  * would go. */
-static uint32_t site_find(struct trk_prof_ctx *c, uint64_t key, uint32_t space, size_t *slot)
+static uint32_t site_find(struct trk_prof_ctx *c, uint64_t key, uint32_t cls, size_t *slot)
 {
-    size_t h = site_home(c, key, space);
+    size_t h = site_home(c, key, cls);
     for (;;) {
         struct trk_prof_site_slot *s = &c->site_index[h];
         if (!s->idx1)
             break;
-        if (s->key == key && s->space == space)
+        if (s->key == key && s->cls == cls)
             return s->idx1 - 1;
         h = (h + 1) & c->site_mask;
     }
@@ -218,11 +218,14 @@ static uint32_t site_find(struct trk_prof_ctx *c, uint64_t key, uint32_t space, 
 }
 
 uint32_t trk_prof_site_lookup(struct trk_prof_ctx *c, uint64_t stack, uint32_t thread,
-                              unsigned space)
+                              uint32_t cls)
 {
     size_t h;
     uint64_t key = (stack > UINT32_MAX ? 0 : stack) | (uint64_t)thread << 32;
-    uint32_t i = site_find(c, key, space, &h);
+    uint32_t space = cls & 0xFFFFu;
+    if (space >= TRK_SPACE_COUNT)
+        return TRK_PROF_NONE; /* a caller's bug; never index gen[] with it */
+    uint32_t i = site_find(c, key, cls, &h);
     if (i != TRK_PROF_NONE)
         return i;
     /* Stack ids of a sound capture are dense and defined before use; an id
@@ -232,7 +235,7 @@ uint32_t trk_prof_site_lookup(struct trk_prof_ctx *c, uint64_t stack, uint32_t t
     if (stack > UINT32_MAX || (stack != 0 && trk_reader_stack(c->r, stack, &ip, 1) == 0)) {
         stack = 0;
         key = (uint64_t)thread << 32;
-        i = site_find(c, key, space, &h);
+        i = site_find(c, key, cls, &h);
         if (i != TRK_PROF_NONE)
             return i;
     }
@@ -242,17 +245,19 @@ uint32_t trk_prof_site_lookup(struct trk_prof_ctx *c, uint64_t stack, uint32_t t
     if ((c->nsites + 1) * 10 > (c->site_mask + 1) * 7) {
         if (site_grow(c) < 0)
             goto oom;
-        h = site_home(c, key, space);
+        h = site_home(c, key, cls);
         while (c->site_index[h].idx1)
             h = (h + 1) & c->site_mask;
     }
     i = (uint32_t)c->nsites++;
-    c->site_index[h] = (struct trk_prof_site_slot){.key = key, .space = space, .idx1 = i + 1};
+    c->site_index[h] = (struct trk_prof_site_slot){.key = key, .cls = cls, .idx1 = i + 1};
     struct trk_prof_site *s = &c->sites[i];
     memset(s, 0, sizeof(*s));
     s->out.stack = (uint32_t)stack;
     s->out.thread = thread;
     s->out.space = space;
+    s->out.kind = (uint8_t)(cls >> 16);
+    s->out.flags = (uint8_t)(cls >> 24);
     /* It held nothing at the current peak, whenever that was. */
     s->saved_gen = c->gen[space];
     return i;

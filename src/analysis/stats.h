@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
- * stats.h - whole-capture totals (`tracker stats`): heap, mmap, RSS, threads
- * and integrity, computed in one pass over a reader. Must not: print (the
+ * stats.h - whole-capture totals (`tracker stats`): heap, mmap, RSS, threads,
+ * GPU devices and integrity, computed in one pass over a reader. Must not: print (the
  * CLI formats), or keep per-event history: memory is bounded by the live set.
  */
 #ifndef TRK_STATS_H
@@ -17,6 +17,42 @@ struct trk_alloc_stats {
     uint64_t allocations; /* ALLOC events of this kind, realloc halves included */
     uint64_t frees;       /* FREE events of this kind */
     uint64_t bytes;       /* requested bytes of those allocations */
+};
+
+/* One GPU memory kind on one device. */
+struct trk_gpu_kind_stats {
+    uint64_t allocations, bytes;   /* successful allocations, requested bytes */
+    uint64_t frees;                /* releases matched to an allocation of this kind */
+    uint64_t peak_bytes;           /* highest live bytes of this kind */
+    uint64_t leaked_bytes, leaked_allocations; /* live at the end */
+};
+
+/* One GPU device. The top-level figures count device memory only (kinds
+ * device, managed, async, VMM physical, array: trk_gpu_kind_is_device);
+ * pinned host and imported memory appear in by_kind alone. Reservations
+ * (kind 8) and host registrations (kind 9) are counted in by_kind as
+ * calls, never as memory: their peak and leak figures stay 0. */
+struct trk_gpu_stats {
+    int32_t device;                /* ordinal; -1 = unknown (or out of range) */
+    uint64_t allocations, frees, bytes_allocated;
+    uint64_t peak_bytes;           /* highest live device memory */
+    uint64_t leaked_bytes, leaked_allocations;
+    uint64_t failed_allocations;   /* refused by the driver (any memory kind) */
+    uint64_t failed_bytes;
+    uint64_t unmatched_frees;      /* releases of nothing live (charged to the record's device) */
+    uint64_t maps, unmaps;         /* VMM mapping calls (placement, not memory) */
+    uint64_t driver_samples;       /* GPU_MEMINFO records */
+    uint64_t driver_peak_bytes;    /* highest driver-reported usage */
+    uint64_t driver_total_bytes;   /* the device's size, as last reported */
+    struct trk_gpu_kind_stats by_kind[TRK_GPU_KIND_MAX + 1]; /* index: enum trk_gpu_kind */
+};
+
+/* Host memory the GPU driver allocated inside GPU calls (TRK_EVF_GPU_DRIVER
+ * events), tallied apart whether or not the profile counts it. */
+struct trk_driver_host_stats {
+    uint64_t allocations, bytes_allocated; /* heap */
+    uint64_t peak_bytes, leaked_bytes;     /* live heap bytes */
+    uint64_t mmap_peak_bytes, mmap_leaked_bytes; /* anonymous mappings */
 };
 
 /* Heap figures use requested sizes and count malloc-family blocks only;
@@ -46,12 +82,26 @@ struct trk_stats {
     uint64_t bytes_lost;
     uint64_t events;
     struct trk_alloc_stats by_allocator[TRK_ALLOC_KIND_MAX + 1]; /* index: allocator id */
+    struct trk_driver_host_stats gpu_driver_host;
+    /* Devices with a GPU event, by ordinal (unknown last); owned, NULL when
+     * none (see trk_stats_free). */
+    struct trk_gpu_stats *gpu;
+    size_t ngpu;
 };
 
 /* Reads every remaining event of r and fills *out (zeroed first). Returns 0;
  * -1 on a read error (trk_reader_error(r) says why); -2 when memory ran out.
  * In every case *out must be released with trk_stats_free. */
 int trk_stats_compute(struct trk_reader *r, struct trk_stats *out);
+
+/* The figures of device ordinal `device` (-1: unknown), NULL when it had
+ * no GPU event. */
+const struct trk_gpu_stats *trk_stats_gpu(const struct trk_stats *s, int32_t device);
+
+/* Stable lower-case name of a GPU memory kind ("device", "managed",
+ * "pinned_host", "async", "vmm", "imported", "array", "va_reserve",
+ * "host_register"); "unknown" otherwise. */
+const char *trk_gpu_kind_name(unsigned kind);
 
 /* Frees what trk_stats_compute allocated; s may be zeroed. */
 void trk_stats_free(struct trk_stats *s);

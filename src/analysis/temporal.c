@@ -55,7 +55,7 @@ struct rowtab {
     size_t n, cap;
     uint8_t *pending; /* per row: listed in `moves` (filed after P) */
     size_t pcap;
-    uint32_t *slots;  /* row + 1; 0 = empty */
+    uint32_t *slots; /* row + 1; 0 = empty */
     size_t mask;
 };
 
@@ -243,15 +243,15 @@ struct pass {
     struct rowtab rows;
     struct sitetab sites;
     struct trk_live_map live;
-    uint64_t *ord;        /* nbuckets: ordinal of each bucket's high point */
-    uint32_t *moves;      /* rows filed after the provisional high point */
+    uint64_t *ord;   /* nbuckets: ordinal of each bucket's high point */
+    uint32_t *moves; /* rows filed after the provisional high point */
     size_t nmoves, moves_cap;
     uint64_t clock_base, width0;
-    unsigned level;       /* buckets halved this many times */
-    unsigned cur;         /* the open bucket */
+    unsigned level; /* buckets halved this many times */
+    unsigned cur;   /* the open bucket */
     uint64_t live_bytes, max, max_ord, max_t;
-    uint64_t ordinal;     /* heap events so far */
-    uint64_t last_stack;  /* one-entry site cache: loops allocate at one site */
+    uint64_t ordinal;    /* heap events so far */
+    uint64_t last_stack; /* one-entry site cache: loops allocate at one site */
     uint32_t last_tid, last_site;
     size_t max_rows;
     bool oom;
@@ -383,7 +383,8 @@ static void on_event(struct pass *s, const struct trk_event *e)
         return; /* a failed allocation holds nothing */
     uint64_t size = e->size > TRK_LIVE_SIZE_MASK ? TRK_LIVE_SIZE_MASK : e->size;
     /* The fine bucket goes in `ord` so that later halvings can shift it. */
-    struct trk_live_block blk = {.size = size, .ts = s->ordinal,
+    struct trk_live_block blk = {.size = size,
+                                 .ts = s->ordinal,
                                  .ord = (uint64_t)s->cur << s->level,
                                  .site = site_of(s, e->stack, e->tid)};
     int rc = trk_live_map_put(&s->live, e->addr, &blk, &old);
@@ -437,7 +438,8 @@ int trk_temporal_compute(struct trk_reader *r, const struct trk_profile *p,
     unsigned nb = 1;
     while (nb < want)
         nb *= 2;
-    struct pass s = {.t = out, .last_site = NONE, .max_rows = opts && opts->max_rows ? opts->max_rows : 4u << 20};
+    struct pass s = {.t = out, .last_site = NONE};
+    s.max_rows = opts && opts->max_rows ? opts->max_rows : (size_t)1 << 20;
     s.clock_base = trk_reader_info(r)->clock_base;
     s.width0 = (p->end_t_ns + nb) / nb; /* ceil((end + 1) / nb) */
     if (s.width0 == 0)

@@ -45,7 +45,7 @@ struct trk_temporal {
 
 struct trk_temporal_options {
     unsigned buckets; /* rounded up to a power of two; default 256 */
-    size_t max_rows;  /* buckets halve while rows exceed this; default 4M */
+    size_t max_rows;  /* buckets halve while rows exceed this; default 2^20 */
 };
 
 /* Reads every remaining event of r (a reader opened afresh on the capture p

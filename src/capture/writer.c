@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "capture/capture.h"
+#include "capture/gpu_events.h"
 #include "common/crc32c.h"
 
 enum { WS_NONE, WS_RUNNING, WS_FAILED };
@@ -226,6 +227,8 @@ static void *sampler_main(void *arg)
          * our hook; the loader's counters reveal them within ~10 ms. */
         if ((ticks++ * (unsigned)period) % 10 == 0 && trk_modules_changed())
             trk_modules_snapshot(t);
+        if (trk_gpu_sample) /* driver-reported GPU memory, ~10 Hz (src/gpu) */
+            trk_gpu_sample(t);
         struct timespec ts = {period / 1000, (long)(period % 1000) * 1000000L};
         nanosleep(&ts, NULL);
     }

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT
  *
  * cmd_stats.c - `tracker stats [--json] FILE`: runs the stats analysis and
- * prints it as an aligned table or as one JSON object. Owns the output
- * formats (the JSON keys are a contract with scripts and tests). Must not:
- * compute anything itself (src/analysis does) or exit non-zero for a merely
- * truncated capture.
+ * prints it as an aligned table (a section per GPU device when there was
+ * GPU memory) or as one JSON object. Owns the output formats (the JSON keys
+ * are a contract with scripts and tests: "gpu" is agreed with the GPU
+ * integration tests). Must not: compute anything itself (src/analysis does)
+ * or exit non-zero for a merely truncated capture.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -89,6 +90,133 @@ static void print_warnings(const struct trk_stats *s)
 
 #define ROW "  %-20s %s\n"
 
+/* A device ordinal as a JSON key or a heading: "0", "-1" (unknown). */
+static const char *device_key(int32_t device, char *buf, size_t len)
+{
+    snprintf(buf, len, "%" PRId32, device);
+    return buf;
+}
+
+static bool kind_occurred(const struct trk_gpu_kind_stats *k)
+{
+    return k->allocations != 0;
+}
+
+static void print_gpu_table(const struct trk_stats *s)
+{
+    char a[96], b[96], c[96], d[96];
+    for (size_t i = 0; i < s->ngpu; i++) {
+        const struct trk_gpu_stats *g = &s->gpu[i];
+        if (g->device < 0)
+            printf("\nGPU, device unknown (device memory: device, managed, async, VMM, array)\n");
+        else
+            printf("\nGPU %" PRId32 " (device memory: device, managed, async, VMM, array)\n",
+                   g->device);
+        printf(ROW, "Allocations", grouped(g->allocations, a, sizeof(a)));
+        printf(ROW, "Frees", grouped(g->frees, a, sizeof(a)));
+        printf(ROW, "Bytes allocated", human(g->bytes_allocated, a, sizeof(a)));
+        printf(ROW, "Peak live", human(g->peak_bytes, a, sizeof(a)));
+        snprintf(c, sizeof(c), "%s in %s allocation%s", human(g->leaked_bytes, a, sizeof(a)),
+                 grouped(g->leaked_allocations, b, sizeof(b)), g->leaked_allocations == 1 ? "" : "s");
+        printf(ROW, "Leaked", c);
+        if (g->failed_allocations) {
+            snprintf(c, sizeof(c), "%s (%s requested)",
+                     grouped(g->failed_allocations, a, sizeof(a)),
+                     short_human(g->failed_bytes, b, sizeof(b)));
+            printf(ROW, "Failed allocations", c);
+        }
+        if (g->unmatched_frees)
+            printf(ROW, "Unmatched frees", grouped(g->unmatched_frees, a, sizeof(a)));
+        if (g->maps || g->unmaps) {
+            snprintf(c, sizeof(c), "%s maps, %s unmaps", grouped(g->maps, a, sizeof(a)),
+                     grouped(g->unmaps, b, sizeof(b)));
+            printf(ROW, "VMM mappings", c);
+        }
+        if (g->driver_samples) {
+            printf(ROW, "Driver-reported peak", human(g->driver_peak_bytes, a, sizeof(a)));
+            if (g->driver_total_bytes)
+                printf(ROW, "Device size", human(g->driver_total_bytes, a, sizeof(a)));
+        }
+        bool any = false;
+        for (unsigned k = 1; k <= TRK_GPU_KIND_MAX; k++) {
+            const struct trk_gpu_kind_stats *x = &g->by_kind[k];
+            if (!kind_occurred(x))
+                continue;
+            if (!any)
+                printf("\n  %-20s %14s %12s %12s %12s\n", "By kind", "allocations", "bytes",
+                       "peak", "leaked");
+            any = true;
+            bool memory = k != TRK_GPU_VA_RESERVE && k != TRK_GPU_HOST_REGISTER;
+            printf("  %-20s %14s %12s %12s %12s%s\n", trk_gpu_kind_name(k),
+                   grouped(x->allocations, a, sizeof(a)), short_human(x->bytes, b, sizeof(b)),
+                   memory ? short_human(x->peak_bytes, c, sizeof(c)) : "-",
+                   memory ? short_human(x->leaked_bytes, d, sizeof(d)) : "-",
+                   memory ? "" : "  (not memory)");
+        }
+    }
+}
+
+static void print_driver_host(const struct trk_stats *s)
+{
+    char a[96], b[96];
+    const struct trk_driver_host_stats *h = &s->gpu_driver_host;
+    if (!h->allocations && !h->mmap_peak_bytes)
+        return;
+    printf("\nHost memory allocated by the GPU driver (inside GPU calls)\n");
+    printf(ROW, "Allocations", grouped(h->allocations, a, sizeof(a)));
+    printf(ROW, "Bytes allocated", human(h->bytes_allocated, a, sizeof(a)));
+    printf(ROW, "Peak live", human(h->peak_bytes, a, sizeof(a)));
+    printf(ROW, "Leaked", human(h->leaked_bytes, a, sizeof(a)));
+    if (h->mmap_peak_bytes) {
+        printf(ROW, "Peak mapped", human(h->mmap_peak_bytes, b, sizeof(b)));
+        printf(ROW, "Still mapped", human(h->mmap_leaked_bytes, b, sizeof(b)));
+    }
+}
+
+/* The agreed "gpu" object: device-memory figures per device, by_kind with
+ * the memory kinds that had an allocation. */
+static void json_gpu(struct trk_json *j, const struct trk_stats *s)
+{
+    char key[16];
+    trk_json_begin_object(j, "gpu");
+    for (size_t i = 0; i < s->ngpu; i++) {
+        const struct trk_gpu_stats *g = &s->gpu[i];
+        trk_json_begin_object(j, device_key(g->device, key, sizeof(key)));
+        trk_json_u64(j, "allocations", g->allocations);
+        trk_json_u64(j, "frees", g->frees);
+        trk_json_u64(j, "bytes_allocated", g->bytes_allocated);
+        trk_json_u64(j, "peak_bytes", g->peak_bytes);
+        trk_json_u64(j, "leaked_bytes", g->leaked_bytes);
+        trk_json_u64(j, "leaked_allocations", g->leaked_allocations);
+        trk_json_u64(j, "failed_allocations", g->failed_allocations);
+        trk_json_u64(j, "driver_peak_bytes", g->driver_peak_bytes);
+        trk_json_begin_object(j, "by_kind");
+        for (unsigned k = TRK_GPU_DEVICE; k <= TRK_GPU_ARRAY; k++) {
+            const struct trk_gpu_kind_stats *x = &g->by_kind[k];
+            if (!kind_occurred(x))
+                continue;
+            trk_json_begin_object(j, trk_gpu_kind_name(k));
+            trk_json_u64(j, "allocations", x->allocations);
+            trk_json_u64(j, "bytes", x->bytes);
+            trk_json_u64(j, "peak_bytes", x->peak_bytes);
+            trk_json_u64(j, "leaked_bytes", x->leaked_bytes);
+            trk_json_end_object(j);
+        }
+        trk_json_end_object(j);
+        trk_json_end_object(j);
+    }
+    trk_json_end_object(j);
+    const struct trk_driver_host_stats *h = &s->gpu_driver_host;
+    trk_json_begin_object(j, "gpu_driver_host");
+    trk_json_u64(j, "allocations", h->allocations);
+    trk_json_u64(j, "bytes_allocated", h->bytes_allocated);
+    trk_json_u64(j, "peak_bytes", h->peak_bytes);
+    trk_json_u64(j, "leaked_bytes", h->leaked_bytes);
+    trk_json_u64(j, "mmap_peak_bytes", h->mmap_peak_bytes);
+    trk_json_u64(j, "mmap_leaked_bytes", h->mmap_leaked_bytes);
+    trk_json_end_object(j);
+}
+
 static void print_table(const char *file, const struct trk_stats *s)
 {
     char a[96], b[96], c[96];
@@ -128,6 +256,8 @@ static void print_table(const char *file, const struct trk_stats *s)
                grouped(x->allocations, a, sizeof(a)), grouped(x->frees, b, sizeof(b)),
                short_human(x->bytes, c, sizeof(c)));
     }
+    print_gpu_table(s);
+    print_driver_host(s);
 }
 
 static void print_json(const struct trk_stats *s)
@@ -170,6 +300,7 @@ static void print_json(const struct trk_stats *s)
         trk_json_end_object(&j);
     }
     trk_json_end_object(&j);
+    json_gpu(&j, s);
     trk_json_end_object(&j);
     trk_json_finish(&j);
 }

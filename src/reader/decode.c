@@ -2,8 +2,9 @@
  *
  * decode.c - thread streams (docs/FORMAT.md §4): turns the records of each
  * DATA piece into events queued on their stream, and keeps the definition
- * tables (stack trie, modules, thread names). Owns: offset continuity and
- * marking a stream broken. Must not: order events
+ * tables (stack trie, modules, thread names). Owns: offset continuity,
+ * marking a stream broken, and the per-stream GPU driver scope that tags
+ * host events (TRK_EVF_GPU_DRIVER). Must not: order events
  * across streams (merge.c does) or allocate per event.
  */
 #include <stdlib.h>
@@ -214,6 +215,69 @@ static struct trk_event *new_event(struct trk_stream *s, const struct trk_rec *r
     return e;
 }
 
+/* Device ordinals are int64 on disk (varint for MEMINFO); anything outside
+ * [-1, INT32_MAX] cannot be a real ordinal and reads as unknown. */
+static int32_t gpu_device(int64_t d)
+{
+    return d >= -1 && d <= INT32_MAX ? (int32_t)d : -1;
+}
+
+static void gpu_events(struct trk_stream *s, const struct trk_rec *rec)
+{
+    struct trk_event *e;
+    switch (rec->rclass) {
+    case TRK_RC_GPU_ALLOC:
+    case TRK_RC_GPU_FREE:
+    case TRK_RC_GPU_FAIL:
+        e = new_event(s, rec,
+                      rec->rclass == TRK_RC_GPU_ALLOC  ? TRK_EV_GPU_ALLOC
+                      : rec->rclass == TRK_RC_GPU_FREE ? TRK_EV_GPU_FREE
+                                                       : TRK_EV_GPU_FAIL);
+        e->kind = rec->kind;
+        e->u.gpu.device = gpu_device(rec->device);
+        e->u.gpu.api = rec->api;
+        if (rec->rclass != TRK_RC_GPU_FAIL)
+            e->addr = rec->addr;
+        if (rec->rclass != TRK_RC_GPU_FREE) {
+            e->size = rec->size;
+            e->stack = rec->stack;
+        }
+        if (rec->rclass == TRK_RC_GPU_ALLOC)
+            e->u.gpu.stream = rec->stream;
+        else if (rec->rclass == TRK_RC_GPU_FAIL)
+            e->u.gpu.result = rec->result;
+        break;
+    case TRK_RC_GPU_MAP:
+        e = new_event(s, rec, rec->op == TRK_GPU_OP_MAP ? TRK_EV_GPU_MAP : TRK_EV_GPU_UNMAP);
+        e->addr = rec->addr;
+        e->size = rec->size;
+        e->u.gpu_map.handle = rec->handle;
+        e->u.gpu_map.offset = rec->offset;
+        e->u.gpu_map.device = gpu_device(rec->device);
+        e->u.gpu_map.api = rec->api;
+        break;
+    case TRK_RC_GPU_MEMINFO:
+        e = new_event(s, rec, TRK_EV_GPU_MEMINFO);
+        e->u.gpu_meminfo.used = rec->used;
+        e->u.gpu_meminfo.total = rec->total;
+        /* The record's device is unsigned: a huge one wrapped negative. */
+        e->u.gpu_meminfo.device = gpu_device(rec->device);
+        break;
+    case TRK_RC_GPU_ENTER:
+        if (s->gpu_depth < UINT32_MAX)
+            s->gpu_depth++;
+        break;
+    case TRK_RC_GPU_EXIT:
+        /* An EXIT without its ENTER (the ENTER was in a lost piece, or the
+         * file is damaged) must not leave later events tagged. */
+        if (s->gpu_depth)
+            s->gpu_depth--;
+        break;
+    default:
+        break;
+    }
+}
+
 /* Two halves of REALLOC/MREMAP: release at seq, acquisition at seq2. */
 static void emit_pair(struct trk_stream *s, const struct trk_rec *rec, uint8_t t_old,
                       uint8_t t_new, uint8_t flags)
@@ -245,6 +309,7 @@ static void record_to_events(struct trk_reader *r, struct trk_stream *s,
                              const struct trk_rec *rec)
 {
     struct trk_event *e;
+    uint8_t drv = s->gpu_depth ? TRK_EVF_GPU_DRIVER : 0;
     switch (rec->rclass) {
     case TRK_RC_ALLOC:
         e = new_event(s, rec, TRK_EV_ALLOC);
@@ -252,21 +317,23 @@ static void record_to_events(struct trk_reader *r, struct trk_stream *s,
         e->size = rec->size;
         e->stack = rec->stack;
         e->kind = rec->kind;
+        e->flags = drv;
         break;
     case TRK_RC_FREE:
         e = new_event(s, rec, TRK_EV_FREE);
         e->addr = rec->addr;
         e->kind = rec->kind;
+        e->flags = drv;
         break;
     case TRK_RC_REALLOC:
-        emit_pair(s, rec, TRK_EV_FREE, TRK_EV_ALLOC, TRK_EVF_FROM_REALLOC);
+        emit_pair(s, rec, TRK_EV_FREE, TRK_EV_ALLOC, TRK_EVF_FROM_REALLOC | drv);
         break;
     case TRK_RC_MMAP:
         e = new_event(s, rec, TRK_EV_MMAP);
         e->addr = rec->addr;
         e->size = rec->size;
         e->stack = rec->stack;
-        e->flags = rec->file == TRK_MAP_FILE ? TRK_EVF_FILE : 0;
+        e->flags = (rec->file == TRK_MAP_FILE ? TRK_EVF_FILE : 0) | drv;
         e->u.map.prot = rec->prot;
         e->u.map.flags = rec->flags;
         break;
@@ -274,10 +341,20 @@ static void record_to_events(struct trk_reader *r, struct trk_stream *s,
         e = new_event(s, rec, TRK_EV_MUNMAP);
         e->addr = rec->addr;
         e->size = rec->size;
+        e->flags = drv;
         break;
     case TRK_RC_MREMAP:
         emit_pair(s, rec, TRK_EV_MREMAP_OLD, TRK_EV_MREMAP_NEW,
-                  (rec->flags & MREMAP_DONTUNMAP_FLAG) ? TRK_EVF_DONTUNMAP : 0);
+                  ((rec->flags & MREMAP_DONTUNMAP_FLAG) ? TRK_EVF_DONTUNMAP : 0) | drv);
+        break;
+    case TRK_RC_GPU_ALLOC:
+    case TRK_RC_GPU_FREE:
+    case TRK_RC_GPU_FAIL:
+    case TRK_RC_GPU_MAP:
+    case TRK_RC_GPU_MEMINFO:
+    case TRK_RC_GPU_ENTER:
+    case TRK_RC_GPU_EXIT:
+        gpu_events(s, rec);
         break;
     case TRK_RC_THREAD:
         s->tid = (uint32_t)rec->tid;
@@ -368,7 +445,7 @@ static inline int decode_heap_fast(struct trk_reader *r, struct trk_stream *s,
     e->tid = s->tid;
     e->type = cls == TRK_REC_ALLOC_BASE ? TRK_EV_ALLOC : TRK_EV_FREE;
     e->kind = kind;
-    e->flags = 0;
+    e->flags = s->gpu_depth ? TRK_EVF_GPU_DRIVER : 0;
     r->status.records++;
     *pp = p;
     return 0;

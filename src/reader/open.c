@@ -269,6 +269,12 @@ const char *trk_event_type_name(unsigned type)
         [TRK_EV_RSS] = "rss",
         [TRK_EV_MODULES] = "modules",
         [TRK_EV_LOST] = "lost",
+        [TRK_EV_GPU_ALLOC] = "gpu_alloc",
+        [TRK_EV_GPU_FREE] = "gpu_free",
+        [TRK_EV_GPU_FAIL] = "gpu_fail",
+        [TRK_EV_GPU_MAP] = "gpu_map",
+        [TRK_EV_GPU_UNMAP] = "gpu_unmap",
+        [TRK_EV_GPU_MEMINFO] = "gpu_meminfo",
     };
     if (type >= sizeof(names) / sizeof(names[0]) || !names[type])
         return "unknown";

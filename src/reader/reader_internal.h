@@ -52,6 +52,11 @@ struct trk_stream {
     uint64_t next_off;           /* stream offset the next piece must start at */
     struct trk_rec_state st;
     bool broken;
+    /* GPU_ENTER records not yet closed by a GPU_EXIT: host events decoded
+     * while it is non-zero are the driver's (TRK_EVF_GPU_DRIVER). A count,
+     * not a flag, because a hooked runtime call may enter a hooked driver
+     * call. */
+    uint32_t gpu_depth;
     struct trk_event *q;         /* pending events, [qhead, qtail) in seq order */
     size_t qhead, qtail, qcap;
     bool in_heap;                /* has an entry in the merge heap */

@@ -147,6 +147,7 @@ static int load_one(struct trk_report_capture *c, const char *path,
         .temp_allocs = o->temp_allocs,
         .temp_ns = o->temp_ns,
         .timeline_points = 2000,
+        .exclude_gpu_driver_host = o->no_driver_host,
         .progress = o->progress ? on_progress : NULL,
         .progress_ctx = &pc,
     };
@@ -256,5 +257,28 @@ void trk_report_set_free(struct trk_report_set *s)
 
 uint32_t trk_report_spaces(const struct trk_report_opts *o)
 {
+    if (o->gpu)
+        return o->device < 0 ? TRK_SPACES_GPU : trk_spaces_device(o->device);
     return (1u << TRK_SPACE_HEAP) | (o->mmap ? 1u << TRK_SPACE_MMAP : 0);
+}
+
+/* By file name: PyTorch's CUDA build maps one of these whenever it has
+ * initialised CUDA (libc10_cuda.so holds the caching allocator). */
+static bool is_torch_cuda(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    return strncmp(base, "libc10_cuda.so", 14) == 0 || strncmp(base, "libtorch_cuda.so", 16) == 0;
+}
+
+bool trk_report_set_uses_torch_cuda(const struct trk_report_set *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        const struct trk_module *m;
+        size_t n = trk_reader_modules(s->v[i].r, &m);
+        for (size_t k = 0; k < n; k++)
+            if (is_torch_cuda(m[k].path))
+                return true;
+    }
+    return false;
 }

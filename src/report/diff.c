@@ -112,6 +112,8 @@ static void print_text(FILE *out, const struct trk_report_set *before,
     trk_rprint_headers(out, before, o);
     fputs("after:  ", out);
     trk_rprint_headers(out, after, o);
+    const struct trk_report_set *both[2] = {before, after};
+    trk_rprint_torch_note(out, both, 2);
     size_t changed = 0;
     while (changed < nrows && (rows[changed]->peak[0] != rows[changed]->peak[1] ||
                                rows[changed]->leaked[0] != rows[changed]->leaked[1]))
@@ -139,7 +141,11 @@ static void print_text(FILE *out, const struct trk_report_set *before,
     else if (shown < changed)
         fprintf(out, "\n... %zu more changed stacks (-n 0 shows all)\n", changed - shown);
     fputs("\nTOTAL: ", out);
-    print_change(out, o->mmap ? "peak (heap + mapped)" : "peak heap", peak[0], peak[1]);
+    print_change(out,
+                 o->gpu    ? "peak device memory"
+                 : o->mmap ? "peak (heap + mapped)"
+                           : "peak heap",
+                 peak[0], peak[1]);
     fputs(", ", out);
     print_change(out, "leaked", leaked[0], leaked[1]);
     fputc('\n', out);

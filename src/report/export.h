@@ -49,7 +49,7 @@ struct trk_export {
      * formats ignore it; it may be NULL for them. */
     const struct trk_ctree *tree;
     enum trk_select select;
-    uint32_t spaces; /* bit (1 << enum trk_space) */
+    uint32_t spaces; /* a selection of spaces (profile.h, trk_spaces_has); 0 = heap */
     struct trk_frames_options frames;
     const char *name;     /* what the profile is called in viewers */
     const char *exporter; /* "tracker <version>" */

@@ -2,7 +2,8 @@
  *
  * export_chrome.c - the Trace Event JSON format that Perfetto and
  * chrome://tracing load: memory over time as counter tracks ("heap",
- * "anon mmap", "rss") per process, process/thread names, and one instant
+ * "anon mmap", "rss", and with a GPU selection each device's memory and
+ * driver-reported usage) per process, process/thread names, and one instant
  * event carrying the selection's largest allocation sites. Timestamps are
  * microseconds since the earliest capture of the set started, so processes
  * of one run line up. Must not: compute values (profile.h does) or emit
@@ -101,6 +102,58 @@ static void other_tracks(struct writer *w, const struct trk_profile *p, uint32_t
     }
 }
 
+/* Each selected device's memory beside the host tracks, the exact peak at
+ * its own timestamp as for the heap; and the driver's figure when sampled. */
+static void gpu_tracks(struct writer *w, const struct trk_export *x, const struct trk_profile *p,
+                       uint32_t pid, uint64_t off)
+{
+    for (size_t d = 0; d < p->ngpu_timeline; d++) {
+        const struct trk_gpu_series *g = &p->gpu_timeline[d];
+        uint32_t space = trk_gpu_space(g->device);
+        const struct trk_gpu_stats *st = trk_stats_gpu(&p->totals, g->device);
+        if (!trk_spaces_has(x->spaces, space) || !st)
+            continue;
+        char name[64], label[32];
+        trk_space_label(space, TRK_GPU_DEVICE, label, sizeof(label));
+        snprintf(name, sizeof(name), "%s memory", label);
+        uint64_t pt = p->peak_t_ns[space], pb = p->peak_bytes[space];
+        bool peak_done = pb == 0;
+        for (size_t i = 0; i < p->ntimeline; i++) {
+            uint64_t t = p->timeline[i].t_ns;
+            if (!peak_done && pt <= t) {
+                counter(w, name, pid, off + pt, pb);
+                peak_done = true;
+                if (t == pt)
+                    continue;
+            }
+            counter(w, name, pid, off + t, g->live[i]);
+        }
+        if (!peak_done)
+            counter(w, name, pid, off + pt, pb);
+        if (!st->driver_samples)
+            continue;
+        snprintf(name, sizeof(name), "GPU %" PRId32 " driver-reported", g->device);
+        for (size_t i = 0; i < p->ntimeline; i++)
+            counter(w, name, pid, off + p->timeline[i].t_ns, g->driver[i]);
+    }
+}
+
+/* The moment the selection peaked: the heap's, or with a GPU selection the
+ * peak of its largest device. */
+static uint64_t selection_peak_t(const struct trk_export *x, const struct trk_profile *p)
+{
+    if (!(x->spaces & TRK_SPACES_GPU))
+        return p->peak_t_ns[TRK_SPACE_HEAP];
+    uint64_t t = 0, best = 0;
+    for (uint32_t sp = TRK_SPACE_GPU0; sp < TRK_SPACE_COUNT; sp++) {
+        if (trk_spaces_has(x->spaces, sp) && p->peak_bytes[sp] > best) {
+            best = p->peak_bytes[sp];
+            t = p->peak_t_ns[sp];
+        }
+    }
+    return t;
+}
+
 struct ranked {
     const struct trk_site *site;
     uint64_t bytes, count;
@@ -147,7 +200,6 @@ static int sites_event(struct writer *w, const struct trk_export *x,
                        const struct trk_export_capture *c, uint64_t off)
 {
     const struct trk_profile *p = c->profile;
-    uint32_t spaces = x->spaces ? x->spaces : 1u << TRK_SPACE_HEAP;
     struct ranked *rk = malloc((p->nsites ? p->nsites : 1) * sizeof(*rk));
     char *text = malloc(STACK_TEXT_MAX);
     if (!rk || !text) {
@@ -159,7 +211,7 @@ static int sites_event(struct writer *w, const struct trk_export *x,
     uint64_t total = 0, count = 0;
     for (size_t i = 0; i < p->nsites; i++) {
         const struct trk_site *s = &p->sites[i];
-        if (s->space >= 32 || !(spaces & (1u << s->space)))
+        if (!trk_spaces_has(x->spaces, s->space))
             continue;
         uint64_t b, k;
         trk_select_value(&s->s, x->select, &b, &k);
@@ -172,7 +224,7 @@ static int sites_event(struct writer *w, const struct trk_export *x,
     if (n)
         qsort(rk, n, sizeof(*rk), by_bytes);
 
-    uint64_t t = x->select == TRK_SEL_PEAK ? p->peak_t_ns[TRK_SPACE_HEAP] : p->end_t_ns;
+    uint64_t t = x->select == TRK_SEL_PEAK ? selection_peak_t(x, p) : p->end_t_ns;
     char name[64];
     snprintf(name, sizeof(name), "%s", trk_select_name(x->select));
     begin_event(w, "i", name, c->pid, c->pid);
@@ -183,11 +235,12 @@ static int sites_event(struct writer *w, const struct trk_export *x,
     for (size_t i = 0; i < n && i < TOP_SITES; i++) {
         const struct trk_site *s = rk[i].site;
         uint32_t tid = s->thread < p->nthreads ? p->threads[s->thread].tid : 0;
+        char space[32];
         fprintf(w->f,
                 "%s{\"bytes\":%" PRIu64 ",\"count\":%" PRIu64 ",\"tid\":%" PRIu32
                 ",\"space\":\"%s\",\"stack\":",
                 i ? "," : "", rk[i].bytes, rk[i].count, tid,
-                s->space == TRK_SPACE_MMAP ? "anon mmap" : "heap");
+                trk_space_label(s->space, s->kind, space, sizeof(space)));
         trk_export_json_string(w->f, stack_text(x, c, s->stack, &fb, text, STACK_TEXT_MAX));
         putc('}', w->f);
     }
@@ -229,6 +282,8 @@ int trk_export_chrome(FILE *f, const struct trk_export *x, char *err, size_t err
         }
         heap_track(&w, p, c->pid, off);
         other_tracks(&w, p, c->pid, off);
+        if (x->spaces & TRK_SPACES_GPU)
+            gpu_tracks(&w, x, p, c->pid, off);
         if (sites_event(&w, x, c, off) < 0) {
             snprintf(err, errlen, "out of memory");
             return -1;
@@ -248,7 +303,24 @@ int trk_export_chrome(FILE *f, const struct trk_export *x, char *err, size_t err
         fprintf(f, ",\"heap_peak_bytes\":%" PRIu64, p->peak_bytes[TRK_SPACE_HEAP]);
         fputs(",\"heap_peak_ts\":", f);
         put_us(f, off + p->peak_t_ns[TRK_SPACE_HEAP]);
-        fprintf(f, ",\"mmap_peak_bytes\":%" PRIu64 "}", p->peak_bytes[TRK_SPACE_MMAP]);
+        fprintf(f, ",\"mmap_peak_bytes\":%" PRIu64, p->peak_bytes[TRK_SPACE_MMAP]);
+        if (x->spaces & TRK_SPACES_GPU) {
+            fputs(",\"gpu\":[", f);
+            bool first = true;
+            for (size_t k = 0; k < p->totals.ngpu; k++) {
+                const struct trk_gpu_stats *g = &p->totals.gpu[k];
+                uint32_t sp = trk_gpu_space(g->device);
+                if (!trk_spaces_has(x->spaces, sp))
+                    continue;
+                fprintf(f, "%s{\"device\":%" PRId32 ",\"peak_bytes\":%" PRIu64 ",\"peak_ts\":",
+                        first ? "" : ",", g->device, g->peak_bytes);
+                put_us(f, off + p->peak_t_ns[sp]);
+                fprintf(f, ",\"driver_peak_bytes\":%" PRIu64 "}", g->driver_peak_bytes);
+                first = false;
+            }
+            putc(']', f);
+        }
+        putc('}', f);
     }
     fputs("]}}\n", f);
     return 0;

@@ -414,6 +414,7 @@ static int write_samples(struct pp *pp, struct trk_gz *z, const struct trk_expor
     const struct trk_export_capture *c = &x->caps[ci];
     const struct trk_profile *p = c->profile;
     uint32_t spaces = x->spaces ? x->spaces : 1u << TRK_SPACE_HEAP;
+    char space_name[32];
     struct trk_frame_buf fb = {0};
     uint64_t *ids = NULL;
     size_t capids = 0;
@@ -423,7 +424,7 @@ static int write_samples(struct pp *pp, struct trk_gz *z, const struct trk_expor
     int64_t v_mmap = str_id(pp, "anon mmap"), v_heap = str_id(pp, "heap");
     for (size_t si = 0; si < p->nsites && rc == 0; si++) {
         const struct trk_site *s = &p->sites[si];
-        if (s->space >= 32 || !(spaces & (1u << s->space)))
+        if (!trk_spaces_has(spaces, s->space))
             continue;
         uint64_t bytes, count;
         trk_select_value(&s->s, x->select, &bytes, &count);
@@ -468,7 +469,11 @@ static int write_samples(struct pp *pp, struct trk_gz *z, const struct trk_expor
         }
         if (x->ncaps > 1)
             label(msg, tmp, k_pid, 0, c->pid);
-        if (spaces != 1u << TRK_SPACE_HEAP)
+        if (trk_space_is_gpu(s->space))
+            label(msg, tmp, k_space,
+                  str_id(pp, trk_space_label(s->space, s->kind, space_name, sizeof(space_name))),
+                  0);
+        else if (spaces != 1u << TRK_SPACE_HEAP)
             label(msg, tmp, k_space, s->space == TRK_SPACE_MMAP ? v_mmap : v_heap, 0);
         if (pp->oom || emit(z, PROFILE_SAMPLE, msg, out) < 0)
             rc = -1;

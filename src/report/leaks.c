@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT
  *
  * leaks.c - `tracker leaks`: what was still allocated when the program
- * ended, grouped by symbolized stack (so threads and captures of one code
- * path add up), largest first, valgrind-style, minus what the suppressions
- * hide. Must not: decide the exit status (the command judges the totals it
- * gets back) or read events.
+ * ended, grouped by symbolized stack and memory (space, and GPU kind: so
+ * threads and captures of one code path add up), largest first,
+ * valgrind-style, minus what the suppressions hide. Must not: decide the
+ * exit status (the command judges the totals it gets back) or read events.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -16,37 +16,65 @@ struct group {
     uint64_t bytes, count;
     uint32_t stack;      /* trk_stacktab id */
     uint32_t space;
+    uint32_t kind;       /* GPU kind in GPU spaces, else 0 */
     bool cut;            /* the captured stack hit the depth cap */
     int32_t suppressed;  /* index of the suppression that hides it, or -1 */
 };
 
-/* Groups live in an array indexed by stacktab id * TRK_SPACE_COUNT + space. */
+/* One entry per leaking site first; sorting by (stack, space, kind) then
+ * merges the entries of a group. A table indexed by the key would be
+ * stack ids x spaces, and GPU devices made spaces many. */
 struct groups {
     struct group *v;
-    size_t cap;
+    size_t n, cap;
 };
 
-static struct group *group_at(struct groups *g, uint32_t stack, uint32_t space)
+static struct group *group_add(struct groups *g, uint32_t stack, uint32_t space, uint32_t kind)
 {
-    size_t i = (size_t)stack * TRK_SPACE_COUNT + space;
-    if (i >= g->cap) {
+    if (g->n == g->cap) {
         size_t nc = g->cap ? g->cap * 2 : 256;
-        while (nc <= i)
-            nc *= 2;
         struct group *p = realloc(g->v, nc * sizeof(*p));
         if (!p)
             return NULL;
-        memset(p + g->cap, 0, (nc - g->cap) * sizeof(*p));
         g->v = p;
         g->cap = nc;
     }
-    struct group *x = &g->v[i];
-    if (!x->count && !x->bytes) {
-        x->stack = stack;
-        x->space = space;
-        x->suppressed = -1;
-    }
+    struct group *x = &g->v[g->n++];
+    memset(x, 0, sizeof(*x));
+    x->stack = stack;
+    x->space = space;
+    x->kind = kind;
+    x->suppressed = -1;
     return x;
+}
+
+static int cmp_keys(const void *pa, const void *pb)
+{
+    const struct group *x = pa, *y = pb;
+    if (x->stack != y->stack)
+        return x->stack < y->stack ? -1 : 1;
+    if (x->space != y->space)
+        return x->space < y->space ? -1 : 1;
+    return x->kind < y->kind ? -1 : x->kind > y->kind;
+}
+
+static void group_merge(struct groups *g)
+{
+    if (g->n == 0)
+        return;
+    qsort(g->v, g->n, sizeof(*g->v), cmp_keys);
+    size_t n = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        struct group *x = &g->v[i];
+        if (n && cmp_keys(&g->v[n - 1], x) == 0) {
+            g->v[n - 1].bytes += x->bytes;
+            g->v[n - 1].count += x->count;
+            g->v[n - 1].cut |= x->cut;
+        } else {
+            g->v[n++] = *x;
+        }
+    }
+    g->n = n;
 }
 
 static int cmp_groups(const void *pa, const void *pb)
@@ -58,7 +86,9 @@ static int cmp_groups(const void *pa, const void *pb)
         return x->count > y->count ? -1 : 1;
     if (x->space != y->space)
         return x->space < y->space ? -1 : 1;
-    return x->stack < y->stack ? -1 : x->stack > y->stack;
+    if (x->stack != y->stack)
+        return x->stack < y->stack ? -1 : 1;
+    return x->kind < y->kind ? -1 : x->kind > y->kind;
 }
 
 /* The first suppression matching any frame of the stack, or -1. */
@@ -101,14 +131,21 @@ static void print_text(FILE *out, const struct trk_report_set *s, const struct t
                        struct group *const *shown, size_t nshown,
                        const struct trk_suppressions *sup, const struct trk_leak_totals *tot)
 {
-    char a[32], b[32];
+    char a[32], b[32], name[16];
     trk_rprint_headers(out, s, o);
+    trk_rprint_torch_note(out, &s, 1);
     for (size_t i = 0; i < nshown; i++) {
         const struct group *g = shown[i];
         bool mapped = g->space == TRK_SPACE_MMAP;
-        fprintf(out, "\n%s bytes in %s %s%s %s at\n", trk_rfmt_grouped(g->bytes, a, sizeof(a)),
-                trk_rfmt_grouped(g->count, b, sizeof(b)), mapped ? "mapping" : "block",
-                g->count == 1 ? "" : "s", mapped ? "mapped" : "allocated");
+        if (trk_space_is_gpu(g->space))
+            fprintf(out, "\n%s bytes in %s allocation%s of %s on %s, allocated at\n",
+                    trk_rfmt_grouped(g->bytes, a, sizeof(a)),
+                    trk_rfmt_grouped(g->count, b, sizeof(b)), g->count == 1 ? "" : "s",
+                    trk_rgpu_kind_text(g->kind), trk_rgpu_name(g->space, name, sizeof(name)));
+        else
+            fprintf(out, "\n%s bytes in %s %s%s %s at\n", trk_rfmt_grouped(g->bytes, a, sizeof(a)),
+                    trk_rfmt_grouped(g->count, b, sizeof(b)), mapped ? "mapping" : "block",
+                    g->count == 1 ? "" : "s", mapped ? "mapped" : "allocated");
         uint32_t n;
         const uint32_t *ids = trk_stacktab_get(st, g->stack, &n);
         if (n == 0)
@@ -155,8 +192,13 @@ static void print_json(FILE *out, const struct trk_loctab *lt, const struct trk_
         trk_rjson_begin_object(&j, NULL);
         trk_rjson_u64(&j, "bytes", g->bytes);
         trk_rjson_u64(&j, "count", g->count);
-        if (g->space == TRK_SPACE_MMAP)
+        if (g->space == TRK_SPACE_MMAP) {
             trk_rjson_string(&j, "space", "mmap");
+        } else if (trk_space_is_gpu(g->space)) {
+            trk_rjson_string(&j, "space", "gpu");
+            trk_rjson_i64(&j, "device", trk_space_device(g->space));
+            trk_rjson_string(&j, "kind", trk_gpu_kind_name(g->kind));
+        }
         trk_rjson_begin_array(&j, "stack");
         uint32_t n;
         const uint32_t *ids = trk_stacktab_get(st, g->stack, &n);
@@ -203,7 +245,7 @@ int trk_report_leaks(const struct trk_report_set *s, const struct trk_report_opt
             if (n < 0)
                 goto oom;
             uint32_t sid = trk_stacktab_intern(&st, ids, (uint32_t)n);
-            struct group *x = sid == TRK_NO_ID ? NULL : group_at(&g, sid, site->space);
+            struct group *x = sid == TRK_NO_ID ? NULL : group_add(&g, sid, site->space, site->kind);
             if (!x)
                 goto oom;
             x->bytes += site->s.leak_bytes;
@@ -213,13 +255,12 @@ int trk_report_leaks(const struct trk_report_set *s, const struct trk_report_opt
         }
     }
 
-    size_t ngroups = 0, nshown = 0;
-    for (size_t i = 0; i < g.cap; i++)
-        ngroups += g.v[i].count != 0;
-    shown = malloc((ngroups ? ngroups : 1) * sizeof(*shown));
+    size_t nshown = 0;
+    group_merge(&g);
+    shown = malloc((g.n ? g.n : 1) * sizeof(*shown));
     if (!shown)
         goto oom;
-    for (size_t i = 0; i < g.cap; i++) {
+    for (size_t i = 0; i < g.n; i++) {
         struct group *x = &g.v[i];
         if (!x->count)
             continue;

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT
  *
- * options.c - the options `tracker summary`, `tree`, `leaks` and `diff`
- * share, parsed in one place so that they spell and check them alike. Must
- * not: print or exit (errors come back as one-line messages).
+ * options.c - the options `tracker summary`, `tree`, `leaks`, `diff` and
+ * `export` share (the memory they cover: heap, mappings, GPU devices; the
+ * temporary rules; debug info), parsed in one place so that they spell and
+ * check them alike. Must not: print or exit (errors come back as one-line
+ * messages).
  */
 #include <errno.h>
 #include <math.h>
@@ -16,6 +18,9 @@ const char trk_report_common_help[] =
     "  --all                  every capture of the run (FILE's <stem>.<pid>.bin siblings)\n"
     "  --debug-dir DIR        also look for debug info under DIR (repeatable)\n"
     "  --mmap                 count anonymous mappings beside the heap\n"
+    "  --gpu                  GPU memory of every device instead of host memory\n"
+    "  --device N             GPU memory of device N only\n"
+    "  --no-driver-host       leave out host memory the GPU driver allocated in GPU calls\n"
     "  --keep-allocator-frames\n"
     "                         keep operator new, jemalloc and tracker frames\n"
     "  --temp-allocs N        temporary = freed before N more allocations on its thread\n"
@@ -27,6 +32,7 @@ void trk_report_opts_init(struct trk_report_opts *o)
 {
     memset(o, 0, sizeof(*o));
     o->temp_allocs = 1;
+    o->device = -1;
 }
 
 void trk_report_opts_free(struct trk_report_opts *o)
@@ -81,6 +87,10 @@ int trk_report_parse_common(struct trk_report_opts *o, int argc, char **argv, in
         o->all = true;
     } else if (strcmp(a, "--mmap") == 0) {
         o->mmap = true;
+    } else if (strcmp(a, "--gpu") == 0) {
+        o->gpu = true;
+    } else if (strcmp(a, "--no-driver-host") == 0) {
+        o->no_driver_host = true;
     } else if (strcmp(a, "--keep-allocator-frames") == 0) {
         o->keep_allocator_frames = true;
     } else if (strcmp(a, "--no-progress") == 0) {
@@ -99,6 +109,17 @@ int trk_report_parse_common(struct trk_report_opts *o, int argc, char **argv, in
         }
         d[o->ndebug_dirs++] = v;
         o->debug_dirs = d;
+    } else if ((r = trk_report_opt_value(argc, argv, i, "--device", &v, err, errlen)) != 0) {
+        uint64_t d;
+        if (r < 0)
+            return -1;
+        if (parse_u64(v, 0, TRK_GPU_DEVICES_MAX - 1, &d) < 0) {
+            snprintf(err, errlen, "--device: '%s' is not a device ordinal (0 to %d)", v,
+                     TRK_GPU_DEVICES_MAX - 1);
+            return -1;
+        }
+        o->gpu = true;
+        o->device = (int32_t)d;
     } else if ((r = trk_report_opt_value(argc, argv, i, "--temp-allocs", &v, err, errlen)) != 0) {
         if (r < 0)
             return -1;

@@ -27,6 +27,9 @@ struct trk_report_opts {
     bool all;                  /* the whole capture set, not just FILE */
     bool keep_allocator_frames;
     bool mmap;                 /* anonymous mappings count beside the heap */
+    bool gpu;                  /* --gpu, --device: GPU memory instead of host memory */
+    int32_t device;            /* --device N; -1 = every device */
+    bool no_driver_host;       /* leave out host memory the GPU driver allocated */
     bool json;
     bool no_progress;
     uint64_t temp_allocs;      /* temporary rule (profile.h); default 1 */
@@ -81,8 +84,14 @@ int trk_report_set_load(struct trk_report_set *s, const char *path,
                         const struct trk_report_opts *o, char *err, size_t errlen);
 void trk_report_set_free(struct trk_report_set *s);
 
-/* Space bits for calltree.h / site filtering: heap, plus mmap with --mmap. */
+/* The selection of spaces (profile.h, trk_spaces_has) for calltree.h and
+ * site filtering: heap, plus mmap with --mmap; with --gpu every GPU device
+ * instead, with --device N that one. */
 uint32_t trk_report_spaces(const struct trk_report_opts *o);
+
+/* Whether a capture of the set loaded PyTorch's CUDA libraries (then text
+ * reports carry a note about its caching allocator). */
+bool trk_report_set_uses_torch_cuda(const struct trk_report_set *s);
 
 /* ---- The reports ----------------------------------------------------------
  * Each writes to out and returns 0, or -1 when memory ran out (message in

@@ -83,7 +83,7 @@ void trk_site_walker_free(struct trk_site_walker *w);
 /* Whether a site's space is one the report covers. */
 static inline bool trk_report_space_on(const struct trk_report_opts *o, uint32_t space)
 {
-    return space == TRK_SPACE_HEAP || (o->mmap && space == TRK_SPACE_MMAP);
+    return trk_spaces_has(trk_report_spaces(o), space);
 }
 
 /* ---- Text ----------------------------------------------------------------- */
@@ -101,9 +101,17 @@ const char *trk_rloc_name(const struct trk_rloc *l, char *buf, size_t len);
 void trk_rprint_loc(FILE *f, const struct trk_rloc *l);
 /* {"function", "file", "line", "module"}: paths in full, function never null. */
 void trk_rjson_loc(struct trk_rjson *j, const struct trk_rloc *l);
-/* One line per capture ("pid N: command - peak heap X at T s") and a
- * warning line for each integrity problem. */
+/* One line per capture ("pid N: command - peak heap X at T s", or with
+ * --gpu each selected device's peak) and a warning line for each integrity
+ * problem. */
 void trk_rprint_headers(FILE *f, const struct trk_report_set *s, const struct trk_report_opts *o);
+/* The PyTorch caching-allocator note, one line, when any of the n sets
+ * loaded PyTorch's CUDA libraries. */
+void trk_rprint_torch_note(FILE *f, const struct trk_report_set *const *sets, size_t n);
+/* "GPU 0", or "GPU ?" for the unknown device. */
+const char *trk_rgpu_name(uint32_t space, char *buf, size_t len);
+/* What a GPU site's memory is, for text: "device memory", "pinned host memory". */
+const char *trk_rgpu_kind_text(unsigned kind);
 /* Saturating signed difference after - before. */
 int64_t trk_rdelta(uint64_t before, uint64_t after);
 

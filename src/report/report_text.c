@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT
  *
  * report_text.c - the pieces every report prints the same way: byte counts,
- * location names, frames (text and JSON) and the per-capture header with its
- * integrity warnings. Must not: compute figures (the report files do).
+ * location names, frames (text and JSON), the per-capture header with its
+ * integrity warnings, GPU device and memory-kind names, and the PyTorch
+ * note. Must not: compute figures (the report files do).
  */
 #include <inttypes.h>
 #include <string.h>
@@ -92,11 +93,82 @@ void trk_rjson_loc(struct trk_rjson *j, const struct trk_rloc *l)
  * integrity warnings still come for every capture. */
 #define HEADERS_SHOWN 10
 
+const char *trk_rgpu_name(uint32_t space, char *buf, size_t len)
+{
+    int32_t d = trk_space_device(space);
+    if (d < 0)
+        snprintf(buf, len, "GPU ?");
+    else
+        snprintf(buf, len, "GPU %" PRId32, d);
+    return buf;
+}
+
+const char *trk_rgpu_kind_text(unsigned kind)
+{
+    switch (kind) {
+    case TRK_GPU_DEVICE:
+        return "device memory";
+    case TRK_GPU_MANAGED:
+        return "managed memory";
+    case TRK_GPU_PINNED_HOST:
+        return "pinned host memory";
+    case TRK_GPU_ASYNC:
+        return "pool (async) memory";
+    case TRK_GPU_VMM_PHYS:
+        return "VMM physical memory";
+    case TRK_GPU_IMPORTED:
+        return "imported memory";
+    case TRK_GPU_ARRAY:
+        return "array memory";
+    default:
+        return "GPU memory";
+    }
+}
+
+/* "pid N: command - GPU 0 peak device memory X at T s; GPU 1 ... of E s":
+ * every selected device that had GPU memory or a driver sample. */
+static void gpu_header_line(FILE *f, const struct trk_report_capture *c,
+                            const struct trk_report_opts *o)
+{
+    char a[32], b[32], g[48], name[16];
+    const struct trk_profile *p = &c->prof;
+    uint32_t sel = trk_report_spaces(o);
+    fputs(c->label, f);
+    int shown = 0;
+    for (size_t i = 0; i < p->totals.ngpu; i++) {
+        const struct trk_gpu_stats *d = &p->totals.gpu[i];
+        uint32_t space = trk_gpu_space(d->device);
+        if (!trk_spaces_has(sel, space))
+            continue;
+        uint64_t peak = d->peak_bytes;
+        if (peak >= 1024)
+            snprintf(g, sizeof(g), " (%s bytes)", trk_rfmt_grouped(peak, b, sizeof(b)));
+        else
+            g[0] = '\0';
+        fprintf(f, "%s%s peak device memory %s%s at %.3f s", shown ? "; " : " - ",
+                trk_rgpu_name(space, name, sizeof(name)), trk_rfmt_bytes(peak, a, sizeof(a)), g,
+                (double)p->peak_t_ns[space] / 1e9);
+        if (d->driver_samples)
+            fprintf(f, " (driver-reported peak %s)",
+                    trk_rfmt_bytes(d->driver_peak_bytes, a, sizeof(a)));
+        shown++;
+    }
+    if (shown)
+        fprintf(f, " of %.3f s\n", (double)p->end_t_ns / 1e9);
+    else
+        fprintf(f, " - no GPU memory recorded%s\n",
+                o->device >= 0 ? " on this device" : "");
+}
+
 static void header_line(FILE *f, const struct trk_report_capture *c,
                         const struct trk_report_opts *o)
 {
     char a[32], b[32], g[48];
     const struct trk_profile *p = &c->prof;
+    if (o->gpu) {
+        gpu_header_line(f, c, o);
+        return;
+    }
     uint64_t peak = p->peak_bytes[TRK_SPACE_HEAP];
     /* The exact figure too, once the short one rounds. */
     if (peak >= 1024)
@@ -128,6 +200,18 @@ static void warning_lines(FILE *f, const struct trk_report_capture *c)
                    "broke\n", c->path,
                 trk_rfmt_grouped(t->checksum_failures + t->bad_chunks, a, sizeof(a)),
                 trk_rfmt_grouped(t->broken_streams, b, sizeof(b)));
+}
+
+void trk_rprint_torch_note(FILE *f, const struct trk_report_set *const *sets, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (trk_report_set_uses_torch_cuda(sets[i])) {
+            fputs("note: PyTorch's caching allocator holds segments, not tensors: run with "
+                  "`tracker run --cuda-no-caching` for tensor-level attribution\n",
+                  f);
+            return;
+        }
+    }
 }
 
 void trk_rprint_headers(FILE *f, const struct trk_report_set *s, const struct trk_report_opts *o)

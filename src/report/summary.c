@@ -3,8 +3,9 @@
  * summary.c - `tracker summary`: per source location (function, file, line,
  * module) the bytes live at the peak whose innermost frame it is (own), the
  * bytes live at the peak whose stack holds it (total, a recursive stack
- * counted once), and the allocations made with it innermost. Must not:
- * parse options or read events (the profile did).
+ * counted once), and the allocations made with it innermost. With --gpu,
+ * the same for device memory, plus the locations of the allocations the
+ * driver refused. Must not: parse options or read events (the profile did).
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 
 struct acc {
     uint64_t own, total, allocs;
+    uint64_t failed_bytes, failed; /* refused GPU allocations made with it innermost */
     uint64_t mark;     /* the last stack that added to total */
     uint32_t depth;    /* least distance from an innermost frame, + 1 (0 = unset) */
 };
@@ -46,6 +48,17 @@ static int cmp_rows(const void *pa, const void *pb, void *ctx)
     return x->loc < y->loc ? -1 : x->loc > y->loc;
 }
 
+/* Refused allocations: the most bytes first, then as cmp_rows. */
+static int cmp_failed(const void *pa, const void *pb, void *ctx)
+{
+    const struct row *x = pa, *y = pb;
+    if (x->a->failed_bytes != y->a->failed_bytes)
+        return x->a->failed_bytes > y->a->failed_bytes ? -1 : 1;
+    if (x->a->failed != y->a->failed)
+        return x->a->failed > y->a->failed ? -1 : 1;
+    return cmp_rows(pa, pb, ctx);
+}
+
 static int grow(struct acc **v, size_t *cap, size_t need)
 {
     if (need <= *cap)
@@ -62,15 +75,37 @@ static int grow(struct acc **v, size_t *cap, size_t need)
     return 0;
 }
 
+static void print_failed(FILE *out, const struct trk_loctab *lt, const struct row *failed,
+                         size_t nfailed, size_t limit)
+{
+    char a[32], b[32];
+    if (nfailed == 0)
+        return;
+    size_t shown = limit && limit < nfailed ? limit : nfailed;
+    fprintf(out, "\nGPU allocations the driver refused\n%10s %12s  %s\n", "requested", "refusals",
+            "location");
+    for (size_t i = 0; i < shown; i++) {
+        const struct acc *x = failed[i].a;
+        fprintf(out, "%10s %12s  ", trk_rfmt_bytes(x->failed_bytes, a, sizeof(a)),
+                trk_rfmt_grouped(x->failed, b, sizeof(b)));
+        trk_rprint_loc(out, &lt->v[failed[i].loc]);
+        fputc('\n', out);
+    }
+    if (shown < nfailed)
+        fprintf(out, "... %zu more locations (-n 0 shows all)\n", nfailed - shown);
+}
+
 static void print_text(FILE *out, const struct trk_report_set *s, const struct trk_report_opts *o,
                        const struct trk_loctab *lt, const struct row *rows, size_t nrows,
                        size_t shown)
 {
     char a[32], b[32], c[32];
     trk_rprint_headers(out, s, o);
+    trk_rprint_torch_note(out, &s, 1);
     fputc('\n', out);
     if (nrows == 0) {
-        fprintf(out, "no allocations with a stack were recorded\n");
+        fprintf(out, "no %s with a stack were recorded\n",
+                o->gpu ? "GPU allocations" : "allocations");
         return;
     }
     fprintf(out, "%10s %10s %12s  %s\n", "own", "total", "allocations",
@@ -87,8 +122,42 @@ static void print_text(FILE *out, const struct trk_report_set *s, const struct t
         fprintf(out, "... %zu more locations (-n 0 shows all)\n", nrows - shown);
 }
 
+/* "gpu": {"<ordinal>": {"peak_bytes", "driver_peak_bytes"}} over the set:
+ * the selected devices, peaks added across captures (as the heap's are). */
+static void json_gpu_peaks(struct trk_rjson *j, const struct trk_report_set *s,
+                           const struct trk_report_opts *o)
+{
+    uint64_t peak[TRK_SPACE_COUNT] = {0}, driver[TRK_SPACE_COUNT] = {0};
+    bool seen[TRK_SPACE_COUNT] = {false};
+    uint32_t sel = trk_report_spaces(o);
+    for (size_t i = 0; i < s->n; i++) {
+        const struct trk_stats *t = &s->v[i].prof.totals;
+        for (size_t k = 0; k < t->ngpu; k++) {
+            uint32_t sp = trk_gpu_space(t->gpu[k].device);
+            if (!trk_spaces_has(sel, sp))
+                continue;
+            seen[sp] = true;
+            peak[sp] += t->gpu[k].peak_bytes;
+            driver[sp] += t->gpu[k].driver_peak_bytes;
+        }
+    }
+    trk_rjson_begin_object(j, "gpu");
+    for (uint32_t sp = TRK_SPACE_GPU0; sp < TRK_SPACE_COUNT; sp++) {
+        if (!seen[sp])
+            continue;
+        char key[16];
+        snprintf(key, sizeof(key), "%d", (int)trk_space_device(sp));
+        trk_rjson_begin_object(j, key);
+        trk_rjson_u64(j, "peak_bytes", peak[sp]);
+        trk_rjson_u64(j, "driver_peak_bytes", driver[sp]);
+        trk_rjson_end_object(j);
+    }
+    trk_rjson_end_object(j);
+}
+
 static void print_json(FILE *out, const struct trk_report_set *s, const struct trk_report_opts *o,
-                       const struct trk_loctab *lt, const struct row *rows, size_t shown)
+                       const struct trk_loctab *lt, const struct row *rows, size_t shown,
+                       const struct row *failed, size_t nfailed)
 {
     struct trk_rjson j;
     char name[300];
@@ -102,6 +171,8 @@ static void print_json(FILE *out, const struct trk_report_set *s, const struct t
     trk_rjson_u64(&j, "peak_heap_bytes", heap);
     if (o->mmap)
         trk_rjson_u64(&j, "peak_mmap_bytes", mapped);
+    if (o->gpu)
+        json_gpu_peaks(&j, s, o);
     trk_rjson_begin_array(&j, "locations");
     for (size_t i = 0; i < shown; i++) {
         const struct trk_rloc *l = &lt->v[rows[i].loc];
@@ -116,6 +187,21 @@ static void print_json(FILE *out, const struct trk_report_set *s, const struct t
         trk_rjson_end_object(&j);
     }
     trk_rjson_end_array(&j);
+    if (o->gpu) {
+        trk_rjson_begin_array(&j, "failed");
+        for (size_t i = 0; i < nfailed; i++) {
+            const struct trk_rloc *l = &lt->v[failed[i].loc];
+            trk_rjson_begin_object(&j, NULL);
+            trk_rjson_string(&j, "function", trk_rloc_name(l, name, sizeof(name)));
+            trk_rjson_string(&j, "file", l->file);
+            trk_rjson_u64(&j, "line", l->line);
+            trk_rjson_string(&j, "module", l->module);
+            trk_rjson_u64(&j, "failed_bytes", failed[i].a->failed_bytes);
+            trk_rjson_u64(&j, "failed_allocations", failed[i].a->failed);
+            trk_rjson_end_object(&j);
+        }
+        trk_rjson_end_array(&j);
+    }
     trk_rjson_end_object(&j);
     trk_rjson_finish(&j);
 }
@@ -127,7 +213,7 @@ int trk_report_summary(const struct trk_report_set *s, const struct trk_report_o
     struct trk_site_walker w = {0};
     struct acc *acc = NULL;
     size_t cap = 0;
-    struct row *rows = NULL;
+    struct row *rows = NULL, *failed = NULL;
     uint64_t serial = 0;
     int rc = -1;
     trk_loctab_init(&lt, false);
@@ -138,7 +224,7 @@ int trk_report_summary(const struct trk_report_set *s, const struct trk_report_o
             const struct trk_site *site = &c->prof.sites[si];
             if (!trk_report_space_on(o, site->space))
                 continue;
-            if (!site->s.peak_bytes && !site->s.alloc_count)
+            if (!site->s.peak_bytes && !site->s.alloc_count && !site->s.fail_count)
                 continue;
             const uint32_t *ids;
             int n = trk_site_locs(&w, c, o, site->stack, &lt, &ids);
@@ -148,6 +234,8 @@ int trk_report_summary(const struct trk_report_set *s, const struct trk_report_o
                 continue; /* no stack: nothing to attribute it to */
             acc[ids[0]].own += site->s.peak_bytes;
             acc[ids[0]].allocs += site->s.alloc_count;
+            acc[ids[0]].failed_bytes += site->s.fail_bytes;
+            acc[ids[0]].failed += site->s.fail_count;
             serial++;
             for (int k = 0; k < n; k++) {
                 struct acc *x = &acc[ids[k]];
@@ -161,28 +249,36 @@ int trk_report_summary(const struct trk_report_set *s, const struct trk_report_o
         }
     }
 
-    size_t nrows = 0;
+    size_t nrows = 0, nfailed = 0;
     rows = malloc((lt.n ? lt.n : 1) * sizeof(*rows));
-    if (!rows)
+    failed = malloc((lt.n ? lt.n : 1) * sizeof(*failed));
+    if (!rows || !failed)
         goto oom;
-    for (size_t i = 0; i < lt.n; i++)
+    for (size_t i = 0; i < lt.n; i++) {
         if (acc[i].own || acc[i].total || acc[i].allocs)
             rows[nrows++] = (struct row){.loc = (uint32_t)i, .a = &acc[i]};
+        if (acc[i].failed)
+            failed[nfailed++] = (struct row){.loc = (uint32_t)i, .a = &acc[i]};
+    }
     qsort_r(rows, nrows, sizeof(*rows), cmp_rows, &lt);
+    qsort_r(failed, nfailed, sizeof(*failed), cmp_failed, &lt);
     /* The table is for reading: 20 rows unless asked. JSON is for tools:
      * every row unless asked. -n 0 means all. */
     size_t limit = rows_given ? nrows_max : o->json ? 0 : 20;
     size_t shown = limit && limit < nrows ? limit : nrows;
-    if (o->json)
-        print_json(out, s, o, &lt, rows, shown);
-    else
+    if (o->json) {
+        print_json(out, s, o, &lt, rows, shown, failed, nfailed);
+    } else {
         print_text(out, s, o, &lt, rows, nrows, shown);
+        print_failed(out, &lt, failed, nfailed, limit);
+    }
     rc = 0;
     goto done;
 oom:
     snprintf(err, errlen, "summary: out of memory");
 done:
     free(rows);
+    free(failed);
     free(acc);
     trk_site_walker_free(&w);
     trk_loctab_free(&lt);

@@ -26,6 +26,8 @@ static const char *sel_title(enum trk_select sel)
         return "temporary allocations";
     case TRK_SEL_ALLOCATED:
         return "all allocations";
+    case TRK_SEL_FAILED:
+        return "GPU allocations the driver refused";
     }
     return "selected";
 }
@@ -197,6 +199,7 @@ int trk_report_tree(const struct trk_report_set *s, const struct trk_report_opts
         print_json(out, &t, to->select, to->inverted);
     } else {
         trk_rprint_headers(out, s, o);
+        trk_rprint_torch_note(out, &s, 1);
         print_text(out, &t, to->select, to->threshold_pct);
     }
     trk_ctree_free(&t);

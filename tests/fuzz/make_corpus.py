@@ -11,13 +11,14 @@ the real `tracker run`, then derives what a fuzzer is slow to find by itself:
    between chunks, and framing-valid corruption with recomputed CRCs (offset
    gaps, duplicated/reordered chunks, unknown types and codecs, bad LZ4,
    malformed records, odd stack trie and module records);
- - synthetic captures with every record type, several interleaved streams and
-   watermarks;
+ - synthetic captures with every record type (GPU records too), several
+   interleaved streams and watermarks;
  - for fuzz_record, the raw stream bytes of each capture and hand-made streams.
 Crash reproducers found by fuzzing are added by hand as crash-*.bin and are
 never deleted by this script (it only rewrites files it names itself).
 
 usage: make_corpus.py --build BUILD_DIR [--out tests/fuzz/corpus]
+       make_corpus.py --synthetic-only      (rewrites syn_* only)
 Python 3 stdlib only; LZ4 through ctypes (liblz4.so.1).
 """
 
@@ -169,6 +170,35 @@ class Stream:
         self.seq = seq2
         self.a(new)
         self.out += uv(size) + uv(stack)
+
+    def gpu(self, tag, seq, ts, api, kind, device):
+        self.head(tag, seq, ts)
+        self.out += bytes([api, kind]) + zz(device)
+
+    def gpu_alloc(self, seq, ts, api, kind, device, addr, size, stream, stack):
+        self.gpu(0x0C, seq, ts, api, kind, device)
+        self.a(addr)
+        self.out += uv(size) + uv(stream) + uv(stack)
+
+    def gpu_free(self, seq, ts, api, kind, device, addr):
+        self.gpu(0x0D, seq, ts, api, kind, device)
+        self.a(addr)
+
+    def gpu_fail(self, seq, ts, api, kind, device, size, result, stack):
+        self.gpu(0x0E, seq, ts, api, kind, device)
+        self.out += uv(size) + uv(result) + uv(stack)
+
+    def gpu_map(self, seq, ts, api, op, device, va, size, handle, offset):
+        self.gpu(0x0F, seq, ts, api, op, device)
+        self.a(va)
+        self.out += uv(size) + uv(handle) + uv(offset)
+
+    def gpu_meminfo(self, seq, ts, device, used, total):
+        self.head(0x10, seq, ts)
+        self.out += uv(device) + uv(used) + uv(total)
+
+    def gpu_scope(self, enter):
+        self.out += bytes([0x11 if enter else 0x12])
 
     def take(self):
         b = bytes(self.out)
@@ -452,6 +482,42 @@ def synthetic_many_remaps(n=1040):
     return bytes(f + end_chunk(streams=n))
 
 
+def gpu_stream(tid=9):
+    """Every GPU record (docs/FORMAT.md §4): each kind and op, an unknown
+    device, a free without kind, driver scopes (nested, and an EXIT without
+    ENTER) around host events, device ordinals out of range."""
+    st = Stream()
+    st.thread(1, 1, tid)
+    st.gpu_scope(True)
+    st.alloc(1, 2, 2, 0x5000, 4096, 0)  # made by the driver
+    st.gpu_scope(True)
+    st.mmap(3, 3, 0x7f5000000000, 1 << 21, 3, 0x22, 0, 0)
+    st.gpu_scope(False)
+    st.gpu_alloc(4, 4, 1, 1, 0, 0x700000000, 1 << 20, 0, 0)
+    st.gpu_scope(False)
+    st.gpu_scope(False)  # EXIT without ENTER
+    st.free(1, 5, 5, 0x5000)
+    seq = 6
+    for kind in range(1, 10):
+        st.gpu_alloc(seq, seq, 64 + kind, kind, kind - 2, 0x800000000 + kind * 0x100000,
+                     kind * 4096, kind, 0)
+        st.gpu_free(seq + 1, seq + 1, 65, kind if kind % 2 else 0, -1,
+                    0x800000000 + kind * 0x100000)
+        seq += 2
+    st.gpu_fail(seq, seq, 1, 1, 0, 1 << 40, 2, 0)
+    st.gpu_alloc(seq + 1, seq + 1, 13, 5, 1, 0x1234, 1 << 21, 0, 0)  # VMM handle
+    st.gpu_map(seq + 2, seq + 2, 15, 1, 1, 0x900000000, 1 << 21, 0x1234, 0)
+    st.gpu_map(seq + 3, seq + 3, 16, 2, 1, 0x900000000, 1 << 21, 0x1234, 0)
+    st.gpu_meminfo(seq + 4, seq + 4, 0, 1 << 30, 80 << 30)
+    st.gpu_meminfo(seq + 5, seq + 5, (1 << 64) - 1, 1, 2)  # device wraps negative
+    st.gpu_alloc(seq + 6, seq + 6, 1, 1, 1 << 40, 0xa00000000, 64, 0, 0)  # ordinal out of range
+    return st.take()
+
+
+def synthetic_gpu():
+    return header() + chunk(DATA, gpu_stream(), stream=1) + end_chunk()
+
+
 # ---- Derived corruptions ---------------------------------------------------
 def corruptions(base):
     """(name, bytes) variants of a well-formed stored capture `base`."""
@@ -561,6 +627,10 @@ def record_seeds():
     seeds.append(("name_over_cap", over.take()))
     seeds.append(("nonminimal_varints", b"\x21\x81\x80\x80\x00\x80\x00\x80\x80\x00\x80\x00\x00"))
     seeds.append(("free_then_garbage", b"\x41\x01\x00\x02" + b"\x00\xff\x60\x01"))
+    seeds.append(("gpu", gpu_stream()))
+    bad = Stream()
+    bad.gpu(0x0F, 1, 1, 15, 3, 0)  # GPU_MAP op 3: refused
+    seeds.append(("gpu_map_bad_op", bad.take() + b"\x00" * 4))
     return seeds
 
 
@@ -577,17 +647,21 @@ def write(d, name, data, written):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--build", required=True, help="build dir with tracker and the test programs")
+    ap.add_argument("--build", help="build dir with tracker and the test programs")
+    ap.add_argument("--synthetic-only", action="store_true",
+                    help="rewrite only the synthetic files (no recording, no derived files)")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus"))
     args = ap.parse_args()
-    build = os.path.abspath(args.build)
+    if not args.build and not args.synthetic_only:
+        ap.error("--build is needed unless --synthetic-only")
+    build = os.path.abspath(args.build or ".")
     rdir, cdir = os.path.join(args.out, "reader"), os.path.join(args.out, "record")
     os.makedirs(rdir, exist_ok=True)
     os.makedirs(cdir, exist_ok=True)
     written = []
     captures = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name, argv, env in PROGRAMS:
+        for name, argv, env in [] if args.synthetic_only else PROGRAMS:
             argv = list(argv)
             argv = [os.path.join(build, "tests", "integration", a[1:]) if a == "@leaker"
                     else os.path.join(build, "bench", a[1:]) if a == "@allocbench" else a
@@ -614,7 +688,7 @@ def main():
                      ("exec_then_more", synthetic_exec_then_more),
                      ("order_violation", synthetic_order_violation),
                      ("huge_values", synthetic_huge_values),
-                     ("many_remaps", synthetic_many_remaps)):
+                     ("many_remaps", synthetic_many_remaps), ("gpu", synthetic_gpu)):
         write(rdir, "syn_" + name, fn(), written)
     for name, data in record_seeds():
         write(cdir, "syn_" + name, data, written)

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * gpu.h - internal interface of the GPU layer (CUDA driver and HIP hooks,
+ * the dlsym interposer, the NVML sampler). Research notes behind every
+ * choice: ../shared/reference/gpu.md (cited as gpu.md §N).
+ *
+ * Owns: the minimal driver ABI types we need (no CUDA/HIP headers at build
+ * time), the real-function resolution, and the per-call protocol every hook
+ * follows. Must not: allocate, use stdio, hold the re-entry guard across a
+ * driver call (the driver's own host allocations must be recorded, tagged),
+ * or depend on our constructor having run: the runtime may resolve driver
+ * entry points from another library's constructor (gpu.md §2.5 item 8).
+ */
+#ifndef TRK_GPU_H
+#define TRK_GPU_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "capture/gpu_events.h"
+
+#ifndef TRK_EXPORT
+#define TRK_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* ---- Driver ABI (CUDA 13.0 cuda.h / cudaTypedefs.h, HIP 6.x headers) ---- */
+
+typedef int trk_cu_result;
+#define TRK_CUDA_SUCCESS 0
+#define TRK_CUDA_ERROR_NOT_INITIALIZED 3 /* what we answer when no real driver is there */
+typedef uint64_t trk_cu_ptr;   /* CUdeviceptr (_v2: 64-bit) */
+typedef uint64_t trk_cu_handle; /* CUmemGenericAllocationHandle */
+typedef struct {
+    char reserved[64];
+} trk_cu_ipc_handle; /* CUipcMemHandle, passed by value */
+
+/* CUmemAllocationProp / hipMemAllocationProp: only the location is read,
+ * { int type; int id; } at offset 8 (cuda.h 4278, 4305). */
+struct trk_gpu_alloc_prop {
+    int type;
+    int handle_types;
+    int loc_type; /* 1 = device (CU_MEM_LOCATION_TYPE_DEVICE, hipMemLocationTypeDevice) */
+    int loc_id;
+};
+
+/* ---- Real functions (gpu_real.c) ---------------------------------------- */
+
+enum trk_gpu_lib { TRK_GPU_LIB_CUDA = 0, TRK_GPU_LIB_HIP = 1 };
+
+/* libc's dlsym, found with dlvsym so that it is never our own interposer
+ * (gpu.md §2.5 item 1). NULL only if libc has none. The asm stub reads the
+ * cached pointer directly. */
+extern void *_Atomic trk_gpu_dlsym_real TRK_HIDDEN;
+void *trk_gpu_dlsym_real_get(void) TRK_HIDDEN;
+
+/* The next definition of name after us (RTLD_NEXT), else the definition in
+ * the driver library itself when that was loaded RTLD_LOCAL, where
+ * RTLD_NEXT cannot see it (gpu.md §2.5 item 3). Never one of ours. */
+void *trk_gpu_lookup(enum trk_gpu_lib lib, const char *name) TRK_HIDDEN;
+
+/* A handle of the loaded driver library (RTLD_NOLOAD), NULL if not loaded. */
+void *trk_gpu_lib_handle(enum trk_gpu_lib lib) TRK_HIDDEN;
+
+/* Is p inside libtracker.so? A pointer the driver hands back that is
+ * already ours (dlsym of the global scope finds our exports) must never be
+ * stored as "real": calling it would recurse. */
+int trk_gpu_is_ours(const void *p) TRK_HIDDEN;
+
+/* Stores p in *slot unless another real pointer is already there. Returns 1
+ * when *slot now holds p (wrap it), 0 when it holds something else (pass p
+ * through untouched rather than call the wrong function). */
+int trk_gpu_slot_claim(void *_Atomic *slot, void *p) TRK_HIDDEN;
+
+/* ---- Wrapping of pointers handed out by resolvers ----------------------- */
+
+/* dlsym(handle, name) returned p: our wrapper for known names, else p. */
+void *trk_gpu_dlsym_wrap(const char *name, void *p) TRK_HIDDEN;
+void *trk_cu_dlsym_wrap(const char *name, void *p) TRK_HIDDEN;
+void *trk_hip_dlsym_wrap(const char *name, void *p) TRK_HIDDEN;
+
+/* cuGetProcAddress[_v2](name, version, flags) returned p (cuda_procaddr.c). */
+void *trk_cu_procaddr_wrap(const char *name, int version, uint64_t flags, void *p) TRK_HIDDEN;
+
+/* ---- The per-call protocol ----------------------------------------------
+ *
+ * Every hook: open (take the stack of an allocating call; for a release,
+ * record it now, before the driver can hand the address out again), GPU_ENTER,
+ * drop the guard, the real call, the device lookup, GPU_EXIT and the
+ * acquisition record. The thread-local depth suppresses nested GPU events: a
+ * driver that implements one hooked entry point with another (through the
+ * PLT or RTLD_DEFAULT) is one API call, not two (gpu.md §2.5 items 6-7).
+ */
+extern __thread int trk_gpu_depth TRK_TLS TRK_HIDDEN;
+
+struct trk_gpu_call {
+    uint32_t stack; /* allocation stack, 0 = none */
+    int scoped;     /* GPU_ENTER was written: this call is being recorded */
+    int err;        /* errno to restore */
+};
+
+/* Returns the thread with its guard held when the call is to be recorded;
+ * the caller may emit a release record, then must call trk_gpu_enter. */
+static inline struct trk_thread *trk_gpu_open(struct trk_gpu_call *c, int want_stack)
+{
+    c->stack = 0;
+    c->scoped = 0;
+    if (trk_gpu_depth++ != 0)
+        return NULL;
+    struct trk_thread *t = trk_enter();
+    if (!t)
+        return NULL;
+    c->err = errno;
+    if (want_stack)
+        c->stack = trk_stack(t);
+    return t;
+}
+
+static inline void trk_gpu_enter(struct trk_gpu_call *c, struct trk_thread *t)
+{
+    if (!t)
+        return;
+    trk_ev_gpu_scope(t, 1);
+    c->scoped = 1;
+    trk_leave();
+    errno = c->err;
+}
+
+/* After the real call: GPU_EXIT, and the thread with its guard held for the
+ * acquisition record, or NULL. Always pair with trk_gpu_done. */
+static inline struct trk_thread *trk_gpu_exit(struct trk_gpu_call *c)
+{
+    trk_gpu_depth--;
+    if (!c->scoped)
+        return NULL;
+    c->err = errno;
+    struct trk_thread *t = trk_enter();
+    if (t)
+        trk_ev_gpu_scope(t, 0);
+    return t;
+}
+
+static inline void trk_gpu_done(struct trk_gpu_call *c, struct trk_thread *t)
+{
+    if (!c->scoped)
+        return;
+    if (t)
+        trk_leave();
+    errno = c->err;
+}
+
+/* Shorthands: an allocating call, and a releasing one (the release is
+ * recorded before the real call; address 0 is no release). */
+static inline void trk_gpu_begin(struct trk_gpu_call *c)
+{
+    trk_gpu_enter(c, trk_gpu_open(c, 1));
+}
+
+static inline void trk_gpu_begin_free(struct trk_gpu_call *c, unsigned api, unsigned kind,
+                                      uint64_t addr)
+{
+    struct trk_thread *t = trk_gpu_open(c, 0);
+    if (t && addr)
+        trk_ev_gpu_free(t, api, kind, -1, addr);
+    trk_gpu_enter(c, t);
+}
+
+/* Ends a call without an acquisition record. */
+static inline void trk_gpu_end(struct trk_gpu_call *c)
+{
+    trk_gpu_done(c, trk_gpu_exit(c));
+}
+
+/* Ends an allocating call: GPU_ALLOC on success; GPU_FAIL when the driver
+ * refused memory of this process (not an import, reservation or
+ * registration: those fail for other reasons than memory). */
+static inline void trk_gpu_end_alloc(struct trk_gpu_call *c, int result, unsigned api,
+                                     unsigned kind, int device, uint64_t addr, uint64_t size,
+                                     uint64_t stream)
+{
+    struct trk_thread *t = trk_gpu_exit(c);
+    if (t) {
+        if (result == 0)
+            trk_ev_gpu_alloc(t, api, kind, device, addr, size, stream, c->stack);
+        else if (kind != TRK_GPU_IMPORTED && kind != TRK_GPU_VA_RESERVE &&
+                 kind != TRK_GPU_HOST_REGISTER)
+            trk_ev_gpu_fail(t, api, kind, device, size, (uint64_t)(unsigned)result, c->stack);
+    }
+    trk_gpu_done(c, t);
+}
+
+#endif /* TRK_GPU_H */

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: MIT
+//
+// test_flamegraph.js - the flamegraph page in a real browser (Debian's
+// chromium, headless): fg_known's exactly known allocations drawn as the
+// expected frames, click-zoom with breadcrumbs and Escape, search and its
+// exact matched share, orientation, the thread filter, the temporal brush,
+// capture strings shown as text (markup passed as the command line and as a
+// thread name), and the command's output-file rules. Screenshots go to the
+// artifacts directory. Must not: reach the network.
+'use strict';
+const L = require('./lib');
+const { assert, fs } = L;
+const path = require('path');
+
+const XSS1 = '<script>alert(1)</script>';
+const XSS2 = '<img src=x onerror=alert(2)>';
+
+async function setup() {
+  const cap = L.record('known', [L.prog('fg_known'), XSS1, XSS2]);
+  const stats = JSON.parse(L.must(['stats', '--json', cap]).stdout);
+  return {
+    cap,
+    stats,
+    peak: L.report(cap, 'peak', ['--threshold', '0']),
+    temporal: L.report(cap, 'temporal', ['--temporal', '--threads', '--threshold', '0']),
+    inverted: L.report(cap, 'inverted', ['--inverted', '--threshold', '0']),
+    leaks: L.report(cap, 'leaks', ['--leaks', '--threshold', '0']),
+    threads: L.report(cap, 'threads', ['--threads', '--threshold', '0']),
+  };
+}
+
+const byName = (fr, name) => fr.filter((f) => f.name === name);
+
+async function typeSearch(page, q) {
+  await page.fill('#search', q);
+  await page.waitForFunction((q) => window.trkTest.state().query === q, q);
+  return (await L.state(page)).search;
+}
+
+// Drags on the chart from time a to time b (ns after the start).
+async function brush(page, a, b) {
+  const p = await page.evaluate((t) => window.trkTest.chartPoint(t), a);
+  const q = await page.evaluate((t) => window.trkTest.chartPoint(t), b);
+  await page.mouse.move(p.x, p.y);
+  await page.mouse.down();
+  await page.mouse.move(q.x, q.y, { steps: 5 });
+  await page.mouse.up();
+}
+
+// The thread named "<b>th</b>" alone: worker's 50,000 bytes.
+async function threadFilter(ctx, rep) {
+  const { page, log } = await L.open(ctx, rep.file);
+  const labels = await page.$$eval('#thread option', (o) => o.map((x) => x.textContent));
+  const label = labels.find((l) => l.includes('(<b>th</b>)'));
+  assert.ok(label, 'thread name shown as text: ' + JSON.stringify(labels));
+  assert.strictEqual(await page.evaluate(() => document.querySelectorAll('b').length), 0);
+  await page.selectOption('#thread', { label });
+  const fr = await L.frames(page);
+  assert.strictEqual(byName(fr, 'all')[0].value, 50000);
+  assert.strictEqual(byName(fr, 'worker')[0].value, 50000);
+  assert.strictEqual(byName(fr, 'phase_two').length, 0);
+  await L.shot(page, 'thread-' + path.basename(rep.file, '.html'));
+  L.clean(log);
+  await page.close();
+}
+
+const tests = [
+  ['capture strings render as text, nothing runs', async (ctx, env) => {
+    const html = fs.readFileSync(env.peak.file, 'utf8');
+    assert.ok(!html.includes(XSS1) && !html.includes('<img src=x'), 'raw markup in the file');
+    const { page, log } = await L.open(ctx, env.peak.file);
+    const cmd = await page.textContent('#cmd');
+    assert.ok(cmd.includes("'" + XSS1 + "'") && cmd.includes("'" + XSS2 + "'"), cmd);
+    const found = await page.evaluate(() => ({
+      imgs: document.querySelectorAll('img').length,
+      scripts: [...document.scripts].filter((s) => s.id !== 'trk-data' && /alert\(/.test(s.textContent)).length,
+    }));
+    assert.deepStrictEqual(found, { imgs: 0, scripts: 0 });
+    await page.waitForTimeout(300); // a dialog, were one to open, has had its chance
+    L.clean(log);
+    const facts = await page.textContent('#facts');
+    assert.ok(facts.includes('pid' + env.stats.pid) || facts.includes(String(env.stats.pid)), facts);
+    await page.close();
+  }],
+
+  ['the canvas draws the expected top frames', async (ctx, env) => {
+    const { page, log } = await L.open(ctx, env.peak.file);
+    const fr = await L.frames(page);
+    const all = byName(fr, 'all')[0];
+    assert.strictEqual(all.value, env.stats.peak_heap_bytes);
+    assert.strictEqual(all.depth, 0);
+    assert.strictEqual(byName(fr, 'phase_two')[0].value, 3000000);
+    assert.strictEqual(byName(fr, 'alpha_alloc')[0].value, 600000);
+    assert.strictEqual(byName(fr, 'gamma_fn')[0].value, 300000);
+    assert.strictEqual(byName(fr, 'worker')[0].value, 50000);
+    assert.deepStrictEqual(byName(fr, 'beta').map((f) => f.value).sort((a, b) => a - b), [100000, 300000]);
+    assert.strictEqual(byName(fr, 'phase_one').length, 0, 'phase_one is not live at the peak');
+    const two = byName(fr, 'phase_two')[0];
+    assert.ok(Math.abs(two.w - (all.w * 3000000) / all.value) < 0.01, 'width proportional to bytes');
+    assert.strictEqual(two.kind, 'application');
+    assert.strictEqual(byName(fr, '__libc_start_main_impl')[0].kind, 'libc/runtime');
+    // The pixels: phase_two's box is painted, the space under the deepest row is not.
+    const px = await page.evaluate((f) => {
+      const c = document.getElementById('flame-canvas');
+      const d = window.devicePixelRatio || 1;
+      const at = (x, y) => Array.from(c.getContext('2d').getImageData(x * d, y * d, 1, 1).data.slice(0, 3));
+      return { box: at(f.x + f.w / 2, f.y + f.h / 2), gap: at(f.x + 2, c.clientHeight - 1) };
+    }, two);
+    assert.notDeepStrictEqual(px.box, [255, 255, 255], 'phase_two not painted');
+    await L.shot(page, 'peak');
+    L.clean(log);
+    await page.close();
+  }],
+
+  ['click zooms, breadcrumbs and Escape go back', async (ctx, env) => {
+    const { page, log } = await L.open(ctx, env.peak.file);
+    const width = (await page.evaluate(() => window.trkTest.canvasRect())).width;
+    await L.clickFrame(page, await L.frame(page, 'beta', (f) => f.value === 300000));
+    let st = await L.state(page);
+    assert.strictEqual(st.zoom, 'beta');
+    assert.deepStrictEqual(st.crumbs, ['all', '_start', '__libc_start_main_impl', '__libc_start_call_main', 'main', 'beta']);
+    let fr = await L.frames(page);
+    assert.ok(Math.abs(byName(fr, 'gamma_fn')[0].w - width) < 1, 'gamma_fn spans the zoomed view');
+    assert.strictEqual(byName(fr, 'phase_two').length, 0);
+    await L.shot(page, 'zoom');
+    await page.keyboard.press('Escape');
+    st = await L.state(page);
+    assert.strictEqual(st.zoom, 'all');
+    assert.strictEqual(byName(await L.frames(page), 'phase_two').length, 1);
+    // Zoom again, then back through a breadcrumb.
+    await L.clickFrame(page, await L.frame(page, 'alpha_alloc'));
+    assert.strictEqual((await L.state(page)).zoom, 'alpha_alloc');
+    await page.click('#crumbs button:first-child');
+    assert.strictEqual((await L.state(page)).zoom, 'all');
+    L.clean(log);
+    await page.close();
+  }],
+
+  ['search highlights and gives the exact matched share', async (ctx, env) => {
+    const { page, log } = await L.open(ctx, env.peak.file);
+    const peak = env.stats.peak_heap_bytes;
+    let s = await typeSearch(page, 'alpha');
+    assert.deepStrictEqual(s, { frames: 2, value: 600000, whole: peak, share: 600000 / peak });
+    const fr = await L.frames(page);
+    assert.deepStrictEqual(fr.filter((f) => f.matched).map((f) => f.name).sort(), ['alpha', 'alpha_alloc']);
+    assert.ok((await page.textContent('#match')).startsWith('2 matching frames'));
+    await L.shot(page, 'search');
+    s = await typeSearch(page, 'BETA');
+    assert.strictEqual(s.value, 400000, 'both beta boxes, gamma_fn counted once');
+    await L.clickFrame(page, await L.frame(page, 'beta', (f) => f.value === 300000));
+    s = await typeSearch(page, 'gamma');
+    assert.strictEqual(s.share, 1, 'share of the zoomed view');
+    s = await typeSearch(page, 'no such function');
+    assert.strictEqual(s.frames, 0);
+    L.clean(log);
+    await page.close();
+  }],
+
+  ['icicle and flame orientation, bytes and counts', async (ctx, env) => {
+    const { page, log } = await L.open(ctx, env.peak.file);
+    await page.click('#flame');
+    let fr = await L.frames(page);
+    const maxY = Math.max(...fr.map((f) => f.y));
+    assert.strictEqual(byName(fr, 'all')[0].y, maxY, 'root at the bottom');
+    assert.strictEqual((await L.state(page)).orientation, 'flame');
+    await L.shot(page, 'flame');
+    await page.click('#icicle');
+    assert.strictEqual(byName(await L.frames(page), 'all')[0].y, 0, 'root on top');
+    await page.selectOption('#metric', 'count');
+    fr = await L.frames(page);
+    assert.strictEqual(byName(fr, 'phase_two')[0].value, 1);
+    assert.deepStrictEqual(byName(fr, 'beta').map((f) => f.value), [1, 1]);
+    L.clean(log);
+    await page.close();
+  }],
+
+  ['inverted and leaks reports', async (ctx, env) => {
+    let { page, log } = await L.open(ctx, env.inverted.file);
+    let fr = (await L.frames(page)).filter((f) => f.depth === 1);
+    const top = Object.fromEntries(fr.map((f) => [f.name, f.value]));
+    assert.strictEqual(top.phase_two, 3000000);
+    assert.strictEqual(top.alpha_alloc, 600000);
+    assert.strictEqual(top.gamma_fn, 300000);
+    assert.strictEqual(top.beta, 100000);
+    assert.strictEqual(top.worker, 50000);
+    L.clean(log);
+    await page.close();
+    ({ page, log } = await L.open(ctx, env.leaks.file));
+    fr = await L.frames(page);
+    assert.strictEqual(byName(fr, 'all')[0].value, env.stats.leaked_bytes);
+    assert.strictEqual(byName(fr, 'phase_two').length, 0);
+    assert.strictEqual(byName(fr, 'alpha_alloc')[0].value, 600000);
+    L.clean(log);
+    await page.close();
+  }],
+
+  ['temporal: the whole run is the peak view', async (ctx, env) => {
+    const key = (fr) => fr.map((f) => f.depth + ':' + f.name + ':' + f.value).sort();
+    let { page, log } = await L.open(ctx, env.peak.file);
+    const peak = key(await L.frames(page));
+    await page.close();
+    ({ page, log } = await L.open(ctx, env.temporal.file));
+    assert.deepStrictEqual(key(await L.frames(page)), peak);
+    await L.checkTemporal(page);
+    L.clean(log);
+    await page.close();
+  }],
+
+  ['temporal: the timeline brush redraws the flamegraph for the range', async (ctx, env) => {
+    const { page, log } = await L.open(ctx, env.temporal.file);
+    // phase_one: the first stretch with 2,000,000 bytes or more live.
+    const [a, b] = await page.evaluate(() => {
+      const tl = JSON.parse(document.getElementById('trk-data').textContent).timeline;
+      const i = tl.heap.findIndex((v) => v >= 2000000);
+      let j = i;
+      while (j < tl.heap.length && tl.heap[j] >= 2000000) j++;
+      return [tl.t[i], tl.t[j]];
+    });
+    await brush(page, a + (b - a) * 0.3, a + (b - a) * 0.7);
+    let st = await L.state(page);
+    assert.ok(st.range && st.range.e < st.range.s + 100, 'a range was picked: ' + JSON.stringify(st.range));
+    let fr = await L.frames(page);
+    assert.strictEqual(byName(fr, 'phase_one')[0].value, 2000000);
+    assert.strictEqual(byName(fr, 'phase_two').length, 0);
+    assert.strictEqual(byName(fr, 'all')[0].value, 2000000);
+    await L.shot(page, 'temporal');
+    // From the start to just after phase_one's free.
+    await brush(page, 0, b + (b - a) * 0.1);
+    assert.strictEqual(byName(await L.frames(page), 'phase_one')[0].value, 2000000);
+    await page.selectOption('#tmode', 'leaks');
+    st = await L.state(page);
+    assert.strictEqual(st.total, 0, 'phase_one was freed inside the range');
+    assert.ok(await page.isVisible('#empty'));
+    await page.selectOption('#tmode', 'allocated');
+    assert.strictEqual(byName(await L.frames(page), 'phase_one')[0].value, 2000000);
+    await page.selectOption('#tmode', 'peak');
+    await page.click('#brush-clear');
+    fr = await L.frames(page);
+    assert.strictEqual(byName(fr, 'phase_two')[0].value, 3000000);
+    assert.strictEqual(byName(fr, 'all')[0].value, env.stats.peak_heap_bytes);
+    L.clean(log);
+    await page.close();
+  }],
+
+  ['thread filter, thread names as text', async (ctx, env) => {
+    for (const rep of [env.temporal, env.threads]) await threadFilter(ctx, rep);
+  }],
+
+  ['output file rules and exit codes', async (ctx, env) => {
+    const out = L.work('rules.html');
+    fs.writeFileSync(out, 'keep me');
+    let r = L.tracker(['flamegraph', '-o', out, env.cap]);
+    assert.strictEqual(r.status, 2);
+    assert.match(r.stderr, /exists \(use -f to overwrite\)/);
+    assert.strictEqual(fs.readFileSync(out, 'utf8'), 'keep me');
+    fs.mkdirSync(L.work('adir'));
+    r = L.tracker(['flamegraph', '-f', '-o', L.work('adir'), env.cap]);
+    assert.strictEqual(r.status, 2);
+    assert.match(r.stderr, /not a regular file/);
+    r = L.tracker(['flamegraph', '-o', L.work('no/such/dir.html'), env.cap]);
+    assert.strictEqual(r.status, 2);
+    assert.match(r.stderr, /cannot write/);
+    const bad = L.work('bad.bin');
+    fs.writeFileSync(bad, 'not a capture at all');
+    r = L.tracker(['flamegraph', '-o', L.work('bad.html'), bad]);
+    assert.strictEqual(r.status, 1);
+    assert.ok(!fs.existsSync(L.work('bad.html')));
+    assert.strictEqual(L.tracker(['flamegraph', '--bogus', env.cap]).status, 2);
+    assert.strictEqual(L.tracker(['flamegraph', '--temporal', '--temporary', env.cap]).status, 2);
+    assert.strictEqual(L.tracker(['flamegraph', '--threshold', '101', env.cap]).status, 2);
+    // Default output: beside the capture, .bin replaced by .html.
+    const copy = L.work('copy.bin');
+    fs.copyFileSync(env.cap, copy);
+    r = L.tracker(['flamegraph', '--no-progress', copy]);
+    assert.strictEqual(r.status, 0, r.stderr);
+    assert.ok(fs.statSync(L.work('copy.html')).size > 1000);
+    assert.strictEqual(L.tracker(['flamegraph', copy]).status, 2);
+    // -f replaces a symlink itself, never what it points to.
+    fs.writeFileSync(L.work('target.txt'), 'target');
+    fs.symlinkSync(L.work('target.txt'), L.work('link.html'));
+    assert.strictEqual(L.tracker(['flamegraph', '-f', '--no-progress', '-o', L.work('link.html'), env.cap]).status, 0);
+    assert.strictEqual(fs.readFileSync(L.work('target.txt'), 'utf8'), 'target');
+    assert.ok(!fs.lstatSync(L.work('link.html')).isSymbolicLink());
+  }],
+];
+
+L.run(tests, setup);

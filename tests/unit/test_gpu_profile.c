@@ -1,0 +1,1030 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * test_gpu_profile.c - GPU memory in the reader and the profile pass
+ * (src/reader/decode.c, src/analysis/profile_gpu.c, the driver-host rules
+ * of profile.c, timeline.c) on synthetic captures written with the record
+ * encoders, with exact expected figures: per-device totals and peaks on two
+ * devices, every kind (pinned host and imported outside the device totals),
+ * VMM create/map/unmap/release with a reservation that never counts and a
+ * handle equal to a device pointer, async pools, releases whose kind and
+ * device were unknown, refused allocations as "failed" sites, driver
+ * samples, host events tagged as the driver's (nested scopes) counted or
+ * hidden, bounded per-device timelines, and hostile device ordinals.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "analysis/calltree.h"
+#include "analysis/profile.h"
+#include "common/crc32c.h"
+#include "format/record.h"
+
+/* ---- A tiny capture writer, as in test_profile.c: header, stored DATA
+ * chunks, a WATERMARK after each flush, END. ------------------------------- */
+
+#define TC_STREAMS  4
+#define TC_FLUSH_AT (256u << 10)
+#define CLOCK_BASE  UINT64_C(1000000000)
+
+struct tc_stream {
+    struct trk_rec_state st;
+    uint8_t *buf;
+    size_t len, cap;
+    uint64_t off;
+};
+
+struct tcap {
+    uint8_t *file;
+    size_t len, cap;
+    struct tc_stream s[TC_STREAMS];
+    unsigned ns;
+    uint64_t seq, ts, chunks;
+};
+
+static void tc_put(struct tcap *c, const void *p, size_t n)
+{
+    if (c->len + n > c->cap) {
+        c->cap = (c->len + n) * 2;
+        c->file = realloc(c->file, c->cap);
+        assert_non_null(c->file);
+    }
+    memcpy(c->file + c->len, p, n);
+    c->len += n;
+}
+
+static void le(uint8_t *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void tc_chunk(struct tcap *c, uint8_t type, uint32_t stream, uint64_t arg,
+                     const uint8_t *payload, size_t n)
+{
+    uint8_t h[TRK_CHUNK_HEAD] = {0};
+    memcpy(h, TRK_CHUNK_MAGIC, 4);
+    h[4] = type;
+    h[5] = TRK_CODEC_STORED;
+    le(h + 8, stream, 4);
+    le(h + 12, n, 4);
+    le(h + 16, n, 4);
+    le(h + 24, arg, 8);
+    uint32_t crc = trk_crc32c(0, h + 4, 16);
+    crc = trk_crc32c(crc, h + 24, 8);
+    crc = trk_crc32c(crc, payload, n);
+    le(h + 20, crc, 4);
+    tc_put(c, h, sizeof(h));
+    tc_put(c, payload, n);
+    c->chunks++;
+}
+
+static void tc_begin(struct tcap *c)
+{
+    memset(c, 0, sizeof(*c));
+    static const char argv[] = "gpuprog";
+    uint8_t h[TRK_FMT_HEADER_FIXED + TRK_FMT_TLV_HEAD + sizeof(argv) + 4] = {0};
+    uint32_t len = (uint32_t)sizeof(h);
+    memcpy(h, TRK_FMT_MAGIC, 8);
+    le(h + 8, TRK_FMT_VERSION, 2);
+    le(h + 12, len, 4);
+    le(h + 16, 77, 4);
+    le(h + 24, 77, 4);
+    le(h + 28, 4096, 4);
+    le(h + 40, CLOCK_BASE, 8);
+    le(h + 56, 128, 4);
+    le(h + 60, TRK_OPT_MMAP, 4);
+    le(h + 64, TRK_TLV_CMDLINE, 2);
+    le(h + 68, sizeof(argv), 4);
+    memcpy(h + 72, argv, sizeof(argv));
+    le(h + len - 4, trk_crc32c(0, h, len - 4), 4);
+    tc_put(c, h, len);
+    c->ts = CLOCK_BASE;
+}
+
+static void tc_at(struct tcap *c, uint64_t rel_ns)
+{
+    c->ts = CLOCK_BASE + rel_ns;
+}
+
+static void tc_flush(struct tcap *c)
+{
+    for (unsigned i = 0; i < c->ns; i++) {
+        struct tc_stream *s = &c->s[i];
+        if (!s->len)
+            continue;
+        tc_chunk(c, TRK_CHUNK_DATA, i + 1, s->off, s->buf, s->len);
+        s->off += s->len;
+        s->len = 0;
+    }
+    uint8_t none = 0;
+    tc_chunk(c, TRK_CHUNK_WATERMARK, 0, c->seq + 1, &none, 0);
+}
+
+static uint8_t *tc_room(struct tcap *c, unsigned s)
+{
+    struct tc_stream *st = &c->s[s];
+    if (st->len + TRK_REC_MAX > st->cap) {
+        st->cap = st->cap ? st->cap * 2 : 4096;
+        st->buf = realloc(st->buf, st->cap);
+        assert_non_null(st->buf);
+    }
+    return st->buf + st->len;
+}
+
+static void tc_commit(struct tcap *c, unsigned s, uint8_t *end)
+{
+    c->s[s].len = (size_t)(end - c->s[s].buf);
+    if (c->s[s].len > TC_FLUSH_AT)
+        tc_flush(c);
+}
+
+/* A program thread's stream, with stacks 1..8 (frame 0x1000 * id). */
+static unsigned tc_thread(struct tcap *c, uint32_t tid)
+{
+    assert_true(c->ns < TC_STREAMS);
+    unsigned s = c->ns++;
+    uint8_t *p = tc_room(c, s);
+    tc_commit(c, s, trk_enc_thread(p, &c->s[s].st, ++c->seq, c->ts, tid, 0));
+    for (uint64_t id = 1; id <= 8; id++) {
+        p = tc_room(c, s);
+        tc_commit(c, s, trk_enc_stack(p, &c->s[s].st, id, 0, 0x1000 * id));
+    }
+    return s;
+}
+
+static void tc_alloc(struct tcap *c, unsigned s, uint64_t addr, uint64_t size, uint64_t stack)
+{
+    uint8_t *p = tc_room(c, s);
+    tc_commit(c, s,
+              trk_enc_alloc(p, &c->s[s].st, TRK_ALLOC_MALLOC, ++c->seq, c->ts, addr, size, stack));
+}
+
+static void tc_free(struct tcap *c, unsigned s, uint64_t addr)
+{
+    uint8_t *p = tc_room(c, s);
+    tc_commit(c, s, trk_enc_free(p, &c->s[s].st, TRK_ALLOC_FREE, ++c->seq, c->ts, addr));
+}
+
+static void tc_mmap(struct tcap *c, unsigned s, uint64_t addr, uint64_t len, uint64_t stack)
+{
+    uint8_t *p = tc_room(c, s);
+    tc_commit(c, s, trk_enc_mmap(p, &c->s[s].st, ++c->seq, c->ts, addr, len, 3, 0x22, 0, stack));
+}
+
+static void tc_galloc(struct tcap *c, unsigned s, unsigned api, unsigned kind, int64_t dev,
+                      uint64_t addr, uint64_t size, uint64_t stream, uint64_t stack)
+{
+    uint8_t *p = tc_room(c, s);
+    tc_commit(c, s,
+              trk_enc_gpu_alloc(p, &c->s[s].st, ++c->seq, c->ts, api, kind, dev, addr, size,
+                                stream, stack));
+}
+
+static void tc_gfree(struct tcap *c, unsigned s, unsigned api, unsigned kind, int64_t dev,
+                     uint64_t addr)
+{
+    uint8_t *p = tc_room(c, s);
+    tc_commit(c, s, trk_enc_gpu_free(p, &c->s[s].st, ++c->seq, c->ts, api, kind, dev, addr));
+}
+
+static void tc_gfail(struct tcap *c, unsigned s, unsigned kind, int64_t dev, uint64_t size,
+                     uint64_t stack)
+{
+    uint8_t *p = tc_room(c, s);
+    tc_commit(c, s,
+              trk_enc_gpu_fail(p, &c->s[s].st, ++c->seq, c->ts, TRK_GPU_API_CUMEMALLOC, kind, dev,
+                               size, 2, stack));
+}
+
+static void tc_gmap(struct tcap *c, unsigned s, unsigned op, int64_t dev, uint64_t va,
+                    uint64_t size, uint64_t handle)
+{
+    uint8_t *p = tc_room(c, s);
+    tc_commit(c, s,
+              trk_enc_gpu_map(p, &c->s[s].st, ++c->seq, c->ts,
+                              op == TRK_GPU_OP_MAP ? TRK_GPU_API_CUMEMMAP : TRK_GPU_API_CUMEMUNMAP,
+                              op, dev, va, size, handle, 0));
+}
+
+static void tc_meminfo(struct tcap *c, unsigned s, uint64_t dev, uint64_t used, uint64_t total)
+{
+    uint8_t *p = tc_room(c, s);
+    tc_commit(c, s, trk_enc_gpu_meminfo(p, &c->s[s].st, ++c->seq, c->ts, dev, used, total));
+}
+
+static void tc_scope(struct tcap *c, unsigned s, int enter)
+{
+    uint8_t *p = tc_room(c, s);
+    tc_commit(c, s, trk_enc_gpu_scope(p, enter));
+}
+
+/* The common case: cuMemAlloc-style device memory. */
+static void tc_dev(struct tcap *c, unsigned s, int64_t dev, uint64_t addr, uint64_t size,
+                   uint64_t stack)
+{
+    tc_galloc(c, s, TRK_GPU_API_CUMEMALLOC, TRK_GPU_DEVICE, dev, addr, size, 0, stack);
+}
+
+static void tc_devfree(struct tcap *c, unsigned s, int64_t dev, uint64_t addr)
+{
+    tc_gfree(c, s, TRK_GPU_API_CUMEMFREE, TRK_GPU_DEVICE, dev, addr);
+}
+
+static struct trk_reader *tc_open(struct tcap *c)
+{
+    tc_flush(c);
+    uint8_t end[5 * TRK_VARINT_MAX], *p = end;
+    p = trk_put_varint(p, c->ts);
+    p = trk_put_varint(p, TRK_END_EXIT);
+    p = trk_put_varint(p, c->chunks);
+    p = trk_put_varint(p, 0);
+    p = trk_put_varint(p, c->ns);
+    tc_chunk(c, TRK_CHUNK_END, 0, 0, end, (size_t)(p - end));
+    int fd = memfd_create("capture", 0);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, c->file, c->len), (ssize_t)c->len);
+    lseek(fd, 0, SEEK_SET);
+    struct trk_reader *r = NULL;
+    char err[256];
+    assert_int_equal(trk_reader_open_fd(fd, "test", &r, err, sizeof(err)), 0);
+    return r;
+}
+
+static void tc_free_all(struct tcap *c)
+{
+    for (unsigned i = 0; i < TC_STREAMS; i++)
+        free(c->s[i].buf);
+    free(c->file);
+}
+
+/* ---- Helpers -------------------------------------------------------------------- */
+
+static void compute(struct tcap *c, const struct trk_profile_options *o, struct trk_profile *p)
+{
+    struct trk_reader *r = tc_open(c);
+    assert_int_equal(trk_profile_compute(r, o, p), 0);
+    trk_reader_close(r);
+}
+
+static const struct trk_site *gsite(const struct trk_profile *p, uint32_t stack, int64_t dev,
+                                    unsigned kind)
+{
+    for (size_t i = 0; i < p->nsites; i++) {
+        const struct trk_site *s = &p->sites[i];
+        if (s->stack == stack && s->space == trk_gpu_space(dev) && s->kind == kind)
+            return s;
+    }
+    fail_msg("no site for stack %u device %d kind %u", stack, (int)dev, kind);
+    return NULL;
+}
+
+static const struct trk_gpu_stats *dev_of(const struct trk_profile *p, int32_t dev)
+{
+    const struct trk_gpu_stats *g = trk_stats_gpu(&p->totals, dev);
+    assert_non_null(g);
+    return g;
+}
+
+/* Every device-memory byte is charged to exactly one site of its device,
+ * and site peaks are taken at the device's peak. */
+static void check_device_sums(const struct trk_profile *p)
+{
+    for (size_t d = 0; d < p->totals.ngpu; d++) {
+        const struct trk_gpu_stats *g = &p->totals.gpu[d];
+        uint32_t space = trk_gpu_space(g->device);
+        uint64_t alloc = 0, peak = 0, leak = 0, leaks = 0, frees = 0;
+        for (size_t i = 0; i < p->nsites; i++) {
+            const struct trk_site *s = &p->sites[i];
+            if (s->space != space || !trk_gpu_kind_is_device(s->kind))
+                continue;
+            alloc += s->s.alloc_bytes;
+            peak += s->s.peak_bytes;
+            leak += s->s.leak_bytes;
+            leaks += s->s.leak_count;
+            frees += s->s.free_count;
+        }
+        assert_int_equal(alloc, g->bytes_allocated);
+        assert_int_equal(peak, g->peak_bytes);
+        assert_int_equal(leak, g->leaked_bytes);
+        assert_int_equal(leaks, g->leaked_allocations);
+        assert_int_equal(frees, g->frees);
+        assert_int_equal(p->peak_bytes[space], g->peak_bytes);
+    }
+}
+
+#define A(n) (UINT64_C(0x700000000000) + (uint64_t)(n) * 0x100000)
+
+/* ---- Tests ------------------------------------------------------------------------- */
+
+static void test_two_devices(void **state)
+{
+    (void)state;
+    struct tcap c;
+    tc_begin(&c);
+    unsigned t = tc_thread(&c, 100);
+    tc_at(&c, 1000);
+    tc_dev(&c, t, 0, A(1), 1000, 1);
+    tc_at(&c, 2000);
+    tc_dev(&c, t, 1, A(2), 5000, 2);
+    tc_at(&c, 3000);
+    tc_dev(&c, t, 0, A(3), 3000, 3); /* device 0 peaks: 4000 */
+    tc_at(&c, 4000);
+    tc_devfree(&c, t, 0, A(1));
+    tc_at(&c, 5000);
+    tc_dev(&c, t, 0, A(4), 500, 1);
+    tc_at(&c, 6000);
+    tc_dev(&c, t, 1, A(5), 2000, 4); /* device 1 peaks: 7000 */
+    tc_at(&c, 7000);
+    tc_devfree(&c, t, 1, A(2));
+    tc_at(&c, 8000);
+    tc_dev(&c, t, 1, A(6), 4000, 2);
+    tc_at(&c, 10000);
+    struct trk_profile p;
+    compute(&c, NULL, &p);
+
+    assert_int_equal(p.totals.ngpu, 2);
+    assert_int_equal(p.totals.gpu[0].device, 0);
+    assert_int_equal(p.totals.gpu[1].device, 1);
+    const struct trk_gpu_stats *d0 = dev_of(&p, 0), *d1 = dev_of(&p, 1);
+    assert_int_equal(d0->allocations, 3);
+    assert_int_equal(d0->frees, 1);
+    assert_int_equal(d0->bytes_allocated, 4500);
+    assert_int_equal(d0->peak_bytes, 4000);
+    assert_int_equal(d0->leaked_bytes, 3500);
+    assert_int_equal(d0->leaked_allocations, 2);
+    assert_int_equal(d1->allocations, 3);
+    assert_int_equal(d1->frees, 1);
+    assert_int_equal(d1->bytes_allocated, 11000);
+    assert_int_equal(d1->peak_bytes, 7000);
+    assert_int_equal(d1->leaked_bytes, 6000);
+    assert_int_equal(d1->by_kind[TRK_GPU_DEVICE].peak_bytes, 7000);
+    assert_int_equal(p.peak_t_ns[TRK_SPACE_GPU0], 3000);
+    assert_int_equal(p.peak_t_ns[TRK_SPACE_GPU0 + 1], 6000);
+    /* Each site's share of its own device's peak. */
+    assert_int_equal(gsite(&p, 1, 0, TRK_GPU_DEVICE)->s.peak_bytes, 1000);
+    assert_int_equal(gsite(&p, 1, 0, TRK_GPU_DEVICE)->s.leak_bytes, 500);
+    assert_int_equal(gsite(&p, 1, 0, TRK_GPU_DEVICE)->s.alloc_count, 2);
+    assert_int_equal(gsite(&p, 3, 0, TRK_GPU_DEVICE)->s.peak_bytes, 3000);
+    assert_int_equal(gsite(&p, 2, 1, TRK_GPU_DEVICE)->s.peak_bytes, 5000);
+    assert_int_equal(gsite(&p, 2, 1, TRK_GPU_DEVICE)->s.leak_bytes, 4000);
+    assert_int_equal(gsite(&p, 4, 1, TRK_GPU_DEVICE)->s.peak_bytes, 2000);
+    check_device_sums(&p);
+    /* GPU memory is no heap. */
+    assert_int_equal(p.totals.allocations, 0);
+    assert_int_equal(p.totals.peak_heap_bytes, 0);
+    trk_profile_free(&p);
+    tc_free_all(&c);
+}
+
+static void test_each_kind(void **state)
+{
+    (void)state;
+    static const struct {
+        unsigned api, kind;
+        uint64_t addr, size;
+    } k[] = {
+        {TRK_GPU_API_CUMEMALLOC, TRK_GPU_DEVICE, A(1), 100},
+        {TRK_GPU_API_CUMEMALLOCMANAGED, TRK_GPU_MANAGED, A(2), 200},
+        {TRK_GPU_API_CUMEMHOSTALLOC, TRK_GPU_PINNED_HOST, A(3), 400},
+        {TRK_GPU_API_CUMEMALLOCASYNC, TRK_GPU_ASYNC, A(4), 800},
+        {TRK_GPU_API_CUMEMCREATE, TRK_GPU_VMM_PHYS, 0x11, 1600},
+        {TRK_GPU_API_CUIPCOPENMEMHANDLE, TRK_GPU_IMPORTED, A(5), 3200},
+        {TRK_GPU_API_CUARRAYCREATE, TRK_GPU_ARRAY, 0x22, 6400},
+    };
+    struct tcap c;
+    tc_begin(&c);
+    unsigned t = tc_thread(&c, 100);
+    for (unsigned i = 0; i < 7; i++) {
+        tc_at(&c, 1000 * (i + 1));
+        tc_galloc(&c, t, k[i].api, k[i].kind, 0, k[i].addr, k[i].size, 0, i + 1);
+    }
+    tc_at(&c, 9000);
+    tc_gfree(&c, t, TRK_GPU_API_CUMEMFREEHOST, TRK_GPU_PINNED_HOST, 0, A(3));
+    tc_gfree(&c, t, TRK_GPU_API_CUMEMFREEASYNC, TRK_GPU_ASYNC, 0, A(4));
+    tc_at(&c, 10000);
+    struct trk_profile p;
+    compute(&c, NULL, &p);
+    const struct trk_gpu_stats *d = dev_of(&p, 0);
+    /* Device memory: device, managed, async, VMM, array. */
+    assert_int_equal(d->allocations, 5);
+    assert_int_equal(d->bytes_allocated, 100 + 200 + 800 + 1600 + 6400);
+    assert_int_equal(d->peak_bytes, 9100);
+    assert_int_equal(p.peak_t_ns[TRK_SPACE_GPU0], 7000);
+    assert_int_equal(d->frees, 1);
+    assert_int_equal(d->leaked_bytes, 8300);
+    assert_int_equal(d->leaked_allocations, 4);
+    for (unsigned i = 0; i < 7; i++) {
+        const struct trk_gpu_kind_stats *x = &d->by_kind[k[i].kind];
+        bool freed = k[i].kind == TRK_GPU_PINNED_HOST || k[i].kind == TRK_GPU_ASYNC;
+        assert_int_equal(x->allocations, 1);
+        assert_int_equal(x->bytes, k[i].size);
+        assert_int_equal(x->peak_bytes, k[i].size);
+        assert_int_equal(x->leaked_bytes, freed ? 0 : k[i].size);
+        assert_int_equal(x->frees, freed);
+        /* Every kind has its site in the device's space. */
+        assert_int_equal(gsite(&p, i + 1, 0, k[i].kind)->s.alloc_bytes, k[i].size);
+    }
+    assert_int_equal(d->by_kind[TRK_GPU_VA_RESERVE].allocations, 0);
+    assert_int_equal(d->unmatched_frees, 0);
+    check_device_sums(&p);
+    trk_profile_free(&p);
+    tc_free_all(&c);
+}
+
+static void test_vmm(void **state)
+{
+    (void)state;
+    const uint64_t va = UINT64_C(0x7f0000000000), handle = 0x1000, two_mib = 2u << 20;
+    struct tcap c;
+    tc_begin(&c);
+    unsigned t = tc_thread(&c, 100);
+    tc_at(&c, 1000);
+    /* Reserving a terabyte of address space is no memory. */
+    tc_galloc(&c, t, TRK_GPU_API_CUMEMADDRESSRESERVE, TRK_GPU_VA_RESERVE, 0, va, UINT64_C(1) << 40,
+              0, 1);
+    tc_at(&c, 2000);
+    tc_galloc(&c, t, TRK_GPU_API_CUMEMCREATE, TRK_GPU_VMM_PHYS, 0, handle, two_mib, 0, 2);
+    /* A device pointer with the handle's value: another family. */
+    tc_dev(&c, t, 0, handle, 64, 3);
+    tc_at(&c, 3000);
+    tc_gmap(&c, t, TRK_GPU_OP_MAP, 0, va, two_mib, handle);
+    tc_at(&c, 4000);
+    tc_gmap(&c, t, TRK_GPU_OP_UNMAP, 0, va, two_mib, handle);
+    tc_at(&c, 5000);
+    tc_gfree(&c, t, TRK_GPU_API_CUMEMRELEASE, TRK_GPU_VMM_PHYS, 0, handle);
+    tc_gfree(&c, t, TRK_GPU_API_CUMEMADDRESSFREE, TRK_GPU_VA_RESERVE, 0, va);
+    tc_at(&c, 6000);
+    struct trk_profile p;
+    compute(&c, NULL, &p);
+    const struct trk_gpu_stats *d = dev_of(&p, 0);
+    assert_int_equal(d->allocations, 2);
+    assert_int_equal(d->bytes_allocated, two_mib + 64);
+    assert_int_equal(d->peak_bytes, two_mib + 64);
+    assert_int_equal(d->frees, 1);
+    assert_int_equal(d->leaked_bytes, 64);
+    assert_int_equal(d->leaked_allocations, 1);
+    assert_int_equal(d->maps, 1);
+    assert_int_equal(d->unmaps, 1);
+    assert_int_equal(d->unmatched_frees, 0);
+    assert_int_equal(d->by_kind[TRK_GPU_VMM_PHYS].leaked_bytes, 0);
+    assert_int_equal(d->by_kind[TRK_GPU_DEVICE].leaked_bytes, 64);
+    /* The reservation is counted as a call and nothing else. */
+    assert_int_equal(d->by_kind[TRK_GPU_VA_RESERVE].allocations, 1);
+    assert_int_equal(d->by_kind[TRK_GPU_VA_RESERVE].peak_bytes, 0);
+    for (size_t i = 0; i < p.nsites; i++)
+        assert_int_not_equal(p.sites[i].kind, TRK_GPU_VA_RESERVE);
+    check_device_sums(&p);
+    trk_profile_free(&p);
+    tc_free_all(&c);
+}
+
+static void test_async(void **state)
+{
+    (void)state;
+    struct tcap c;
+    tc_begin(&c);
+    unsigned t = tc_thread(&c, 100);
+    tc_at(&c, 1000);
+    tc_galloc(&c, t, TRK_GPU_API_CUMEMALLOCASYNC, TRK_GPU_ASYNC, 0, A(1), 1000, 5, 1);
+    tc_galloc(&c, t, TRK_GPU_API_CUMEMALLOCFROMPOOLASYNC, TRK_GPU_ASYNC, 0, A(2), 2000, 5, 2);
+    tc_at(&c, 2000);
+    tc_gfree(&c, t, TRK_GPU_API_CUMEMFREEASYNC, TRK_GPU_ASYNC, 0, A(1));
+    /* Stream-ordered reuse of the same address. */
+    tc_galloc(&c, t, TRK_GPU_API_CUMEMALLOCASYNC, TRK_GPU_ASYNC, 0, A(1), 500, 6, 1);
+    tc_at(&c, 3000);
+
+    /* The reader hands the stream and api over. */
+    struct trk_reader *r = tc_open(&c);
+    struct trk_event e;
+    int allocs = 0;
+    while (trk_reader_next(r, &e) == 1) {
+        if (e.type != TRK_EV_GPU_ALLOC)
+            continue;
+        assert_int_equal(e.kind, TRK_GPU_ASYNC);
+        assert_int_equal(e.u.gpu.device, 0);
+        assert_int_equal(e.u.gpu.stream, allocs == 2 ? 6 : 5);
+        assert_int_equal(e.u.gpu.api, allocs == 1 ? TRK_GPU_API_CUMEMALLOCFROMPOOLASYNC
+                                                  : TRK_GPU_API_CUMEMALLOCASYNC);
+        allocs++;
+    }
+    assert_int_equal(allocs, 3);
+    trk_reader_close(r);
+
+    struct trk_profile p;
+    compute(&c, NULL, &p);
+    const struct trk_gpu_stats *d = dev_of(&p, 0);
+    assert_int_equal(d->allocations, 3);
+    assert_int_equal(d->frees, 1);
+    assert_int_equal(d->peak_bytes, 3000);
+    assert_int_equal(d->leaked_bytes, 2500);
+    assert_int_equal(d->by_kind[TRK_GPU_ASYNC].peak_bytes, 3000);
+    assert_int_equal(gsite(&p, 1, 0, TRK_GPU_ASYNC)->s.peak_bytes, 1000);
+    assert_int_equal(gsite(&p, 1, 0, TRK_GPU_ASYNC)->s.leak_bytes, 500);
+    check_device_sums(&p);
+    trk_profile_free(&p);
+    tc_free_all(&c);
+}
+
+static void test_pinned_excluded(void **state)
+{
+    (void)state;
+    struct tcap c;
+    tc_begin(&c);
+    unsigned t = tc_thread(&c, 100);
+    tc_at(&c, 1000);
+    tc_galloc(&c, t, TRK_GPU_API_CUMEMHOSTALLOC, TRK_GPU_PINNED_HOST, 0, A(1), 1u << 30, 0, 1);
+    tc_at(&c, 2000);
+    tc_dev(&c, t, 0, A(2), 100, 2);
+    tc_at(&c, 3000);
+    tc_galloc(&c, t, TRK_GPU_API_CUMEMIMPORTFROMSHAREABLE, TRK_GPU_IMPORTED, 0, A(3), 1u << 20, 0,
+              3);
+    tc_at(&c, 4000);
+    struct trk_profile p;
+    compute(&c, NULL, &p);
+    const struct trk_gpu_stats *d = dev_of(&p, 0);
+    assert_int_equal(d->allocations, 1);
+    assert_int_equal(d->bytes_allocated, 100);
+    assert_int_equal(d->peak_bytes, 100);
+    assert_int_equal(d->leaked_bytes, 100);
+    assert_int_equal(p.peak_t_ns[TRK_SPACE_GPU0], 2000);
+    assert_int_equal(d->by_kind[TRK_GPU_PINNED_HOST].peak_bytes, 1u << 30);
+    assert_int_equal(d->by_kind[TRK_GPU_PINNED_HOST].leaked_bytes, 1u << 30);
+    assert_int_equal(d->by_kind[TRK_GPU_IMPORTED].leaked_bytes, 1u << 20);
+    /* Pinned host sites report what they held at the device's peak. */
+    assert_int_equal(gsite(&p, 1, 0, TRK_GPU_PINNED_HOST)->s.peak_bytes, 1u << 30);
+    assert_int_equal(gsite(&p, 3, 0, TRK_GPU_IMPORTED)->s.peak_bytes, 0);
+    check_device_sums(&p);
+    trk_profile_free(&p);
+    tc_free_all(&c);
+}
+
+static void test_unknown_release_resolved(void **state)
+{
+    (void)state;
+    struct tcap c;
+    tc_begin(&c);
+    unsigned t = tc_thread(&c, 100);
+    tc_at(&c, 1000);
+    tc_galloc(&c, t, TRK_GPU_API_CUMEMALLOCMANAGED, TRK_GPU_MANAGED, 1, A(1), 300, 0, 1);
+    tc_galloc(&c, t, TRK_GPU_API_CUMEMCREATE, TRK_GPU_VMM_PHYS, 1, 0x77, 4096, 0, 2);
+    tc_galloc(&c, t, TRK_GPU_API_CUMEMCREATE, TRK_GPU_VMM_PHYS, 1, 0x88, 8192, 0, 2);
+    tc_at(&c, 2000);
+    /* Kind 0 and device -1: found by family (from the entry point) and
+     * address, and charged to the allocation's device and kind. */
+    tc_gfree(&c, t, TRK_GPU_API_CUMEMFREE, 0, -1, A(1));
+    tc_gfree(&c, t, TRK_GPU_API_CUMEMRELEASE, 0, -1, 0x77);
+    /* An entry point that names the wrong family: the others are searched. */
+    tc_gfree(&c, t, TRK_GPU_API_CUMEMFREE, 0, -1, 0x88);
+    /* Nothing live there: unmatched, on the device the record names. */
+    tc_gfree(&c, t, TRK_GPU_API_CUMEMFREE, 0, -1, A(9));
+    tc_at(&c, 3000);
+    struct trk_profile p;
+    compute(&c, NULL, &p);
+    assert_int_equal(p.totals.ngpu, 2);
+    assert_int_equal(p.totals.gpu[1].device, -1); /* unknown sorts last */
+    const struct trk_gpu_stats *d = dev_of(&p, 1);
+    assert_int_equal(d->allocations, 3);
+    assert_int_equal(d->frees, 3);
+    assert_int_equal(d->leaked_bytes, 0);
+    assert_int_equal(d->peak_bytes, 300 + 4096 + 8192);
+    assert_int_equal(d->by_kind[TRK_GPU_MANAGED].frees, 1);
+    assert_int_equal(d->by_kind[TRK_GPU_VMM_PHYS].frees, 2);
+    assert_int_equal(d->unmatched_frees, 0);
+    const struct trk_gpu_stats *u = dev_of(&p, -1);
+    assert_int_equal(u->unmatched_frees, 1);
+    assert_int_equal(u->allocations, 0);
+    check_device_sums(&p);
+    trk_profile_free(&p);
+    tc_free_all(&c);
+}
+
+static void test_failed_allocation(void **state)
+{
+    (void)state;
+    struct tcap c;
+    tc_begin(&c);
+    unsigned t = tc_thread(&c, 100);
+    tc_at(&c, 1000);
+    tc_dev(&c, t, 0, A(1), 1000, 1);
+    tc_at(&c, 2000);
+    tc_gfail(&c, t, TRK_GPU_DEVICE, 0, UINT64_C(1) << 34, 2);
+    tc_gfail(&c, t, TRK_GPU_DEVICE, 0, UINT64_C(1) << 33, 2);
+    tc_gfail(&c, t, TRK_GPU_MANAGED, 0, 4096, 3);
+    tc_at(&c, 3000);
+    struct trk_profile p;
+    compute(&c, NULL, &p);
+    const struct trk_gpu_stats *d = dev_of(&p, 0);
+    assert_int_equal(d->allocations, 1);
+    assert_int_equal(d->failed_allocations, 3);
+    assert_int_equal(d->failed_bytes, (UINT64_C(3) << 33) + 4096);
+    assert_int_equal(d->peak_bytes, 1000);
+    const struct trk_site *s = gsite(&p, 2, 0, TRK_GPU_DEVICE);
+    assert_int_equal(s->s.fail_count, 2);
+    assert_int_equal(s->s.fail_bytes, UINT64_C(3) << 33);
+    assert_int_equal(s->s.alloc_count, 0);
+    assert_int_equal(s->s.peak_bytes, 0);
+    uint64_t bytes, count;
+    trk_select_value(&s->s, TRK_SEL_FAILED, &bytes, &count);
+    assert_int_equal(bytes, UINT64_C(3) << 33);
+    assert_int_equal(count, 2);
+    assert_string_equal(trk_select_name(TRK_SEL_FAILED), "failed");
+    assert_int_equal(gsite(&p, 3, 0, TRK_GPU_MANAGED)->s.fail_count, 1);
+    check_device_sums(&p);
+    trk_profile_free(&p);
+    tc_free_all(&c);
+}
+
+static void test_driver_meminfo(void **state)
+{
+    (void)state;
+    const uint64_t mib = 1u << 20, total = UINT64_C(80) << 30;
+    struct tcap c;
+    tc_begin(&c);
+    unsigned t = tc_thread(&c, 100);
+    tc_at(&c, 1000);
+    tc_meminfo(&c, t, 0, 100 * mib, total);
+    tc_at(&c, 5000);
+    tc_meminfo(&c, t, 0, 300 * mib, total);
+    tc_at(&c, 9000);
+    tc_meminfo(&c, t, 0, 200 * mib, total);
+    tc_meminfo(&c, t, 5, 7, 8);
+    tc_meminfo(&c, t, 1000, 9, 9); /* no such ordinal: ignored */
+    tc_at(&c, 9500);
+    struct trk_profile p;
+    compute(&c, NULL, &p);
+    assert_int_equal(p.totals.ngpu, 2);
+    const struct trk_gpu_stats *d = dev_of(&p, 0);
+    assert_int_equal(d->driver_samples, 3);
+    assert_int_equal(d->driver_peak_bytes, 300 * mib);
+    assert_int_equal(d->driver_total_bytes, total);
+    assert_int_equal(d->allocations, 0);
+    assert_int_equal(dev_of(&p, 5)->driver_peak_bytes, 7);
+    /* Points are 1024 ns long here: samples at points 0, 4 and 8, each
+     * carried until the next. */
+    assert_int_equal(p.ngpu_timeline, 2);
+    assert_int_equal(p.gpu_timeline[0].device, 0);
+    assert_int_equal(p.gpu_timeline[1].device, 5);
+    assert_int_equal(p.ntimeline, 10);
+    for (size_t k = 0; k < p.ntimeline; k++) {
+        uint64_t want = k < 4 ? 100 * mib : k < 8 ? 300 * mib : 200 * mib;
+        assert_int_equal(p.gpu_timeline[0].driver[k], want);
+        assert_int_equal(p.gpu_timeline[0].live[k], 0);
+        assert_int_equal(p.gpu_timeline[1].driver[k], k >= 8 ? 7 : 0);
+    }
+    trk_profile_free(&p);
+    tc_free_all(&c);
+}
+
+/* Host events between GPU_ENTER and GPU_EXIT (nested here) are the
+ * driver's: tagged by the reader, counted and tallied, or hidden. */
+static void write_driver_capture(struct tcap *c)
+{
+    tc_begin(c);
+    unsigned t = tc_thread(c, 100);
+    tc_at(c, 1000);
+    tc_alloc(c, t, 0x1000, 100, 1);
+    tc_scope(c, t, 1);
+    tc_alloc(c, t, 0x2000, 1000, 2);
+    tc_mmap(c, t, 0x70000000, 8192, 2);
+    tc_scope(c, t, 1);
+    tc_alloc(c, t, 0x3000, 50, 2);
+    tc_scope(c, t, 0);
+    tc_alloc(c, t, 0x4000, 10, 2); /* still inside the outer call */
+    tc_scope(c, t, 0);
+    tc_scope(c, t, 0); /* an EXIT too many changes nothing */
+    tc_at(c, 2000);
+    tc_alloc(c, t, 0x5000, 7, 3);
+    tc_free(c, t, 0x3000); /* the program frees a driver block */
+    tc_scope(c, t, 1);
+    tc_free(c, t, 0x9999); /* the driver frees something never seen */
+    tc_scope(c, t, 0);
+    tc_at(c, 3000);
+}
+
+static void test_driver_host_events(void **state)
+{
+    (void)state;
+    struct tcap c;
+    write_driver_capture(&c);
+    struct trk_reader *r = tc_open(&c);
+    struct trk_event e;
+    unsigned tagged = 0, plain = 0;
+    while (trk_reader_next(r, &e) == 1) {
+        if (e.type != TRK_EV_ALLOC && e.type != TRK_EV_FREE && e.type != TRK_EV_MMAP)
+            continue;
+        bool drv = e.addr == 0x2000 || e.addr == 0x3000 || e.addr == 0x4000 ||
+                   e.addr == 0x70000000 || e.addr == 0x9999;
+        if (e.type == TRK_EV_FREE && e.addr == 0x3000)
+            drv = false;
+        assert_int_equal((e.flags & TRK_EVF_GPU_DRIVER) != 0, drv);
+        tagged += drv;
+        plain += !drv;
+    }
+    assert_int_equal(tagged, 5);
+    assert_int_equal(plain, 3);
+    trk_reader_close(r);
+
+    /* Counted like any memory, and tallied. */
+    struct trk_profile p;
+    compute(&c, NULL, &p);
+    const struct trk_driver_host_stats *h = &p.totals.gpu_driver_host;
+    assert_int_equal(p.totals.allocations, 5);
+    assert_int_equal(p.totals.bytes_allocated, 1167);
+    assert_int_equal(p.totals.peak_heap_bytes, 1167);
+    assert_int_equal(p.totals.leaked_bytes, 1117);
+    assert_int_equal(p.totals.frees, 2);
+    assert_int_equal(p.totals.unmatched_frees, 1);
+    assert_int_equal(p.totals.mmap_peak_bytes, 8192);
+    assert_int_equal(h->allocations, 3);
+    assert_int_equal(h->bytes_allocated, 1060);
+    assert_int_equal(h->peak_bytes, 1060);
+    assert_int_equal(h->leaked_bytes, 1010);
+    assert_int_equal(h->mmap_peak_bytes, 8192);
+    assert_int_equal(h->mmap_leaked_bytes, 8192);
+    assert_int_equal(p.totals.ngpu, 0);
+    unsigned flagged = 0;
+    for (size_t i = 0; i < p.nsites; i++) {
+        if (!(p.sites[i].flags & TRK_SITE_GPU_DRIVER))
+            continue;
+        flagged++;
+        assert_int_equal(p.sites[i].stack, 2);
+        if (p.sites[i].space == TRK_SPACE_HEAP)
+            assert_int_equal(p.sites[i].s.alloc_count, 3);
+    }
+    assert_int_equal(flagged, 2); /* heap and mmap */
+    trk_profile_free(&p);
+
+    /* Hidden: as if the driver's memory were not there; the tally stays. */
+    compute(&c, &(struct trk_profile_options){.exclude_gpu_driver_host = true}, &p);
+    assert_int_equal(p.totals.allocations, 2);
+    assert_int_equal(p.totals.bytes_allocated, 107);
+    assert_int_equal(p.totals.peak_heap_bytes, 107);
+    assert_int_equal(p.totals.leaked_bytes, 107);
+    assert_int_equal(p.totals.leaked_allocations, 2);
+    assert_int_equal(p.totals.frees, 0);
+    assert_int_equal(p.totals.unmatched_frees, 0);
+    assert_int_equal(p.totals.mmap_peak_bytes, 0);
+    assert_int_equal(p.totals.mmap_leaked_bytes, 0);
+    assert_int_equal(h->allocations, 3);
+    assert_int_equal(h->peak_bytes, 1060);
+    assert_int_equal(h->leaked_bytes, 1010);
+    assert_int_equal(h->mmap_peak_bytes, 8192);
+    for (size_t i = 0; i < p.nsites; i++)
+        assert_false(p.sites[i].flags & TRK_SITE_GPU_DRIVER);
+    trk_profile_free(&p);
+    tc_free_all(&c);
+}
+
+static void test_gpu_timeline_bounded(void **state)
+{
+    (void)state;
+    struct tcap c;
+    tc_begin(&c);
+    unsigned t = tc_thread(&c, 100);
+    const uint64_t n = 100000, spike_at = 40000;
+    for (uint64_t i = 0; i < n; i++) {
+        int dev = (int)(i & 1);
+        tc_at(&c, i * 1000);
+        tc_dev(&c, t, dev, A(i & 255), 100 + (uint64_t)dev, 1);
+        if (i == spike_at) {
+            tc_at(&c, i * 1000 + 1);
+            tc_dev(&c, t, 0, A(1000), 1000000, 2);
+            tc_at(&c, i * 1000 + 2);
+            tc_devfree(&c, t, 0, A(1000));
+        }
+        tc_at(&c, i * 1000 + 500);
+        tc_devfree(&c, t, dev, A(i & 255));
+    }
+    tc_at(&c, n * 1000);
+    tc_dev(&c, t, 1, A(2000), 4242, 3); /* leaked: the last point shows it */
+    tc_at(&c, n * 1000 + 7);
+    struct trk_profile p;
+    compute(&c, &(struct trk_profile_options){.timeline_points = 64}, &p);
+    assert_true(p.ntimeline >= 2 && p.ntimeline <= 64);
+    assert_int_equal(p.ngpu_timeline, 2);
+    assert_int_equal(dev_of(&p, 0)->peak_bytes, 1000100);
+    assert_int_equal(dev_of(&p, 1)->peak_bytes, 4242);
+    assert_int_equal(p.peak_t_ns[TRK_SPACE_GPU0], spike_at * 1000 + 1);
+    for (size_t d = 0; d < 2; d++) {
+        const struct trk_gpu_series *g = &p.gpu_timeline[d];
+        assert_int_equal(g->device, (int32_t)d);
+        uint64_t top = 0;
+        for (size_t k = 0; k < p.ntimeline; k++)
+            top = g->live[k] > top ? g->live[k] : top;
+        assert_int_equal(top, d == 0 ? 1000100 : 4242);
+    }
+    assert_int_equal(p.gpu_timeline[1].live[p.ntimeline - 1], 4242);
+    assert_int_equal(p.gpu_timeline[0].live[p.ntimeline - 1], 100);
+    for (size_t k = 0; k < p.ntimeline; k++)
+        assert_int_equal(p.timeline[k].heap, 0);
+    check_device_sums(&p);
+    trk_profile_free(&p);
+    tc_free_all(&c);
+}
+
+/* Ordinals that cannot be real read as unknown; a release recorded on
+ * another device still finds its allocation; nothing overflows. */
+static void test_hostile_devices(void **state)
+{
+    (void)state;
+    struct tcap c;
+    tc_begin(&c);
+    unsigned t = tc_thread(&c, 100);
+    tc_at(&c, 1000);
+    tc_dev(&c, t, 1000, A(1), 10, 1);
+    tc_dev(&c, t, -5, A(2), 20, 1);
+    tc_dev(&c, t, INT64_MIN, A(3), UINT64_MAX, 1);
+    tc_dev(&c, t, 63, A(4), 30, 1);
+    tc_dev(&c, t, 64, A(5), 40, 1);
+    tc_at(&c, 2000);
+    tc_devfree(&c, t, 3, A(1));
+    tc_devfree(&c, t, 3, A(3));
+    tc_at(&c, 3000);
+    struct trk_profile p;
+    compute(&c, NULL, &p);
+    assert_int_equal(p.totals.ngpu, 2);
+    assert_int_equal(p.totals.gpu[0].device, 63);
+    const struct trk_gpu_stats *u = dev_of(&p, -1);
+    assert_int_equal(u->allocations, 4);
+    assert_int_equal(u->frees, 2);
+    assert_int_equal(u->leaked_bytes, 60);
+    assert_null(trk_stats_gpu(&p.totals, 3));
+    check_device_sums(&p);
+    trk_profile_free(&p);
+    tc_free_all(&c);
+}
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15u;
+
+static uint64_t rnd(uint64_t n)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state % n;
+}
+
+/* Random GPU and host records over a small address pool, so that
+ * replacements, unmatched and cross-device releases all happen: the sums
+ * must hold, stats must agree, and hiding driver memory must not break. */
+static void test_random_invariants(void **state)
+{
+    (void)state;
+    static const int64_t devs[] = {-1, 0, 1, 2, 63, 64, 1000};
+    struct tcap c;
+    tc_begin(&c);
+    unsigned t = tc_thread(&c, 100);
+    int depth = 0;
+    for (uint64_t i = 0; i < 200000; i++) {
+        tc_at(&c, i * 100 + rnd(150)); /* times may step back a little */
+        int64_t dev = devs[rnd(7)];
+        uint64_t addr = A(rnd(64)), size = rnd(4) ? rnd(1 << 20) : rnd(UINT64_MAX);
+        switch (rnd(10)) {
+        case 0:
+        case 1:
+        case 2:
+            tc_galloc(&c, t, 1 + (unsigned)rnd(25), 1 + (unsigned)rnd(9), dev, addr, size,
+                      rnd(4), rnd(9));
+            break;
+        case 3:
+        case 4:
+            tc_gfree(&c, t, 1 + (unsigned)rnd(25), (unsigned)rnd(10), dev, addr);
+            break;
+        case 5:
+            tc_gfail(&c, t, 1 + (unsigned)rnd(9), dev, size, rnd(9));
+            break;
+        case 6:
+            tc_gmap(&c, t, 1 + (unsigned)rnd(2), dev, addr, size, rnd(64));
+            break;
+        case 7:
+            tc_meminfo(&c, t, (uint64_t)dev, size, size * 2);
+            break;
+        case 8:
+            if (depth && rnd(2)) {
+                tc_scope(&c, t, 0);
+                depth--;
+            } else {
+                tc_scope(&c, t, 1);
+                depth++;
+            }
+            break;
+        default:
+            if (rnd(2))
+                tc_alloc(&c, t, 0x10000 + 16 * rnd(64), rnd(1000), rnd(9));
+            else
+                tc_free(&c, t, 0x10000 + 16 * rnd(64));
+            break;
+        }
+    }
+    tc_at(&c, 200000 * 100 + 1000);
+    struct trk_profile p;
+    compute(&c, &(struct trk_profile_options){.timeline_points = 100}, &p);
+    check_device_sums(&p);
+    assert_true(p.ntimeline <= 100);
+    assert_int_equal(p.ngpu_timeline, p.totals.ngpu);
+    for (size_t d = 0; d < p.totals.ngpu; d++) {
+        const struct trk_gpu_stats *g = &p.totals.gpu[d];
+        assert_true(d == 0 || g->device > p.totals.gpu[d - 1].device || g->device == -1);
+        uint64_t top = 0;
+        for (size_t k = 0; k < p.ntimeline; k++)
+            top = p.gpu_timeline[d].live[k] > top ? p.gpu_timeline[d].live[k] : top;
+        assert_int_equal(top, g->peak_bytes);
+    }
+    struct trk_reader *r = tc_open(&c);
+    struct trk_stats st;
+    assert_int_equal(trk_stats_compute(r, &st), 0);
+    assert_int_equal(st.ngpu, p.totals.ngpu);
+    assert_memory_equal(st.gpu, p.totals.gpu, st.ngpu * sizeof(*st.gpu));
+    assert_int_equal(st.leaked_bytes, p.totals.leaked_bytes);
+    trk_stats_free(&st);
+    trk_reader_close(r);
+    trk_profile_free(&p);
+    compute(&c, &(struct trk_profile_options){.exclude_gpu_driver_host = true}, &p);
+    check_device_sums(&p);
+    assert_true(p.totals.allocations <= p.totals.gpu_driver_host.allocations + 200000);
+    trk_profile_free(&p);
+    tc_free_all(&c);
+}
+
+static void test_space_selection(void **state)
+{
+    (void)state;
+    assert_true(trk_spaces_has(0, TRK_SPACE_HEAP));
+    assert_false(trk_spaces_has(0, TRK_SPACE_MMAP));
+    assert_false(trk_spaces_has(0, TRK_SPACE_GPU0));
+    assert_true(trk_spaces_has(3, TRK_SPACE_MMAP));
+    assert_false(trk_spaces_has(3, TRK_SPACE_GPU0 + 1));
+    assert_true(trk_spaces_has(TRK_SPACES_GPU, TRK_SPACE_GPU0 + 63));
+    assert_true(trk_spaces_has(TRK_SPACES_GPU, TRK_SPACE_GPU_UNKNOWN));
+    assert_false(trk_spaces_has(TRK_SPACES_GPU, TRK_SPACE_HEAP));
+    assert_false(trk_spaces_has(TRK_SPACES_GPU, TRK_SPACE_COUNT));
+    uint32_t one = trk_spaces_device(5);
+    assert_true(trk_spaces_has(one, TRK_SPACE_GPU0 + 5));
+    assert_false(trk_spaces_has(one, TRK_SPACE_GPU0 + 4));
+    assert_false(trk_spaces_has(one, TRK_SPACE_HEAP));
+    assert_true(trk_spaces_has(trk_spaces_device(-1), TRK_SPACE_GPU_UNKNOWN));
+    assert_int_equal(trk_gpu_space(64), TRK_SPACE_GPU_UNKNOWN);
+    assert_int_equal(trk_space_device(TRK_SPACE_GPU0 + 63), 63);
+    assert_string_equal(trk_gpu_kind_name(TRK_GPU_PINNED_HOST), "pinned_host");
+    assert_string_equal(trk_gpu_kind_name(0), "unknown");
+    char buf[32];
+    assert_string_equal(trk_space_label(TRK_SPACE_GPU0 + 2, TRK_GPU_VMM_PHYS, buf, sizeof(buf)),
+                        "GPU 2 vmm");
+}
+
+/* Host-only captures keep every GPU field empty: `"gpu": {}`. */
+static void test_host_only_has_no_gpu(void **state)
+{
+    (void)state;
+    struct tcap c;
+    tc_begin(&c);
+    unsigned t = tc_thread(&c, 100);
+    tc_at(&c, 1000);
+    tc_alloc(&c, t, 0x1000, 10, 1);
+    tc_at(&c, 2000);
+    struct trk_reader *r = tc_open(&c);
+    struct trk_stats st;
+    assert_int_equal(trk_stats_compute(r, &st), 0);
+    assert_int_equal(st.ngpu, 0);
+    assert_null(st.gpu);
+    assert_int_equal(st.gpu_driver_host.allocations, 0);
+    assert_int_equal(st.allocations, 1);
+    trk_stats_free(&st);
+    trk_reader_close(r);
+    struct trk_profile p;
+    compute(&c, NULL, &p);
+    assert_int_equal(p.ngpu_timeline, 0);
+    assert_null(p.gpu_timeline);
+    trk_profile_free(&p);
+    tc_free_all(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_two_devices),
+        cmocka_unit_test(test_each_kind),
+        cmocka_unit_test(test_vmm),
+        cmocka_unit_test(test_async),
+        cmocka_unit_test(test_pinned_excluded),
+        cmocka_unit_test(test_unknown_release_resolved),
+        cmocka_unit_test(test_failed_allocation),
+        cmocka_unit_test(test_driver_meminfo),
+        cmocka_unit_test(test_driver_host_events),
+        cmocka_unit_test(test_gpu_timeline_bounded),
+        cmocka_unit_test(test_hostile_devices),
+        cmocka_unit_test(test_random_invariants),
+        cmocka_unit_test(test_space_selection),
+        cmocka_unit_test(test_host_only_has_no_gpu),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
