@@ -10,6 +10,9 @@ mkdir -p out
 ./build/tracker run -f -o out/demo.bin -- ./build/examples/demo
 ./build/tracker stats out/demo.bin | tee out/demo-stats.txt
 ./build/tracker stats --json out/demo.bin > out/demo-stats.json
+./build/tracker leaks out/demo.bin > out/demo-leaks.txt
+./build/tracker flamegraph -f -o out/demo.html out/demo.bin
 echo
 echo "setup: capture written to $(pwd)/out/demo.bin"
-echo "setup: report written to $(pwd)/out/demo-stats.txt (JSON: out/demo-stats.json)"
+echo "setup: report written to $(pwd)/out/demo.html (flamegraph and memory timeline; open it in a browser)"
+echo "setup: totals in out/demo-stats.txt (JSON: out/demo-stats.json), leaks in out/demo-leaks.txt"
