@@ -245,7 +245,8 @@ def report(args, build, big, small, ht_file, wl_events, wl_small, cap_events, re
     lines = []
     commit = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()
-    lines.append(f"# Reader benchmark ({datetime.date.today()}, commit {commit or '?'})\n")
+    lines.append(f"# Reader benchmark ({datetime.date.today()}, repository at {commit or '?'}, "
+                 f"build `{build}`)\n")
     lines.append(f"Workload: `allocbench --pairs {args.pairs} {' '.join(WORKLOAD)}` "
                  f"({wl_events / 1e6:.1f} M allocations+frees). tracker capture "
                  f"{os.path.getsize(big) / 2**20:.0f} MiB "

@@ -170,6 +170,7 @@ struct trk_reader_status {
     uint64_t events;            /* events returned */
     uint64_t order_violations;  /* events released after a larger seq (corrupt order) */
     uint64_t bad_stacks;        /* STACK records ignored (id out of range) */
+    uint64_t bad_modules;       /* MODULE records ignored (past the sanity cap) */
 };
 
 /* Opens the capture at path and reads its header. Returns 0 and sets *out,

@@ -227,6 +227,8 @@ void trk_stacks_fork_child(void) TRK_HIDDEN;
 /* ---- Modules (modules.c) ---------------------------------------------------- */
 
 void trk_modules_snapshot(struct trk_thread *t) TRK_HIDDEN;
+/* Forgets which objects were written (a fork child starts a new file). */
+void trk_modules_forget(void) TRK_HIDDEN;
 /* Cheap check for loads the hooks did not see (libc-internal dlopen). */
 int trk_modules_changed(void) TRK_HIDDEN;
 void trk_modules_init(void) TRK_HIDDEN;

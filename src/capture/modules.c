@@ -16,6 +16,47 @@
 #include "capture/capture.h"
 
 static _Atomic uint64_t generation;
+
+/* Objects already written, keyed by load bias and path hash: a snapshot
+ * after each dlopen repeats every loaded object, which made a Python import
+ * storm write O(n^2) module records. Only new ones are written now; when the
+ * table is full everything is written again (correct, just larger). Touched
+ * only under the loader lock (dl_iterate_phdr callbacks). */
+#define SEEN_SLOTS 8192
+static uint64_t seen[SEEN_SLOTS];
+static unsigned seen_count;
+
+static uint64_t module_key(uintptr_t base, const char *path)
+{
+    uint64_t h = 0xcbf29ce484222325ULL ^ base;
+    for (const char *p = path; *p; p++)
+        h = (h ^ (uint8_t)*p) * 0x100000001b3ULL;
+    return h | 1;
+}
+
+/* Returns 1 when the object was written before; records it when `add`. */
+static int seen_check(uint64_t key, int add)
+{
+    if (seen_count >= SEEN_SLOTS / 2)
+        return 0;
+    for (unsigned i = (unsigned)key & (SEEN_SLOTS - 1);; i = (i + 1) & (SEEN_SLOTS - 1)) {
+        if (seen[i] == key)
+            return 1;
+        if (!seen[i]) {
+            if (add) {
+                seen[i] = key;
+                seen_count++;
+            }
+            return 0;
+        }
+    }
+}
+
+void trk_modules_forget(void)
+{
+    memset(seen, 0, sizeof(seen));
+    seen_count = 0;
+}
 static unsigned long long seen_adds, seen_subs;
 static char exe_path[TRK_MODULE_PATH_MAX];
 static size_t exe_len;
@@ -60,6 +101,10 @@ static int snap_cb(struct dl_phdr_info *info, size_t size, void *arg)
     struct snap_ctx *c = arg;
     seen_adds = info->dlpi_adds;
     seen_subs = info->dlpi_subs;
+    const char *name = info->dlpi_name ? info->dlpi_name : "";
+    uint64_t key = module_key(info->dlpi_addr, name);
+    if (seen_check(key, 0))
+        return 0;
     c->count++;
 
     struct trk_segment segs[TRK_MODULE_SEGS_MAX];
@@ -77,7 +122,7 @@ static int snap_cb(struct dl_phdr_info *info, size_t size, void *arg)
     size_t bid_len = find_build_id(info, &bid);
     const char *path = info->dlpi_name ? info->dlpi_name : "";
     size_t path_len = strlen(path);
-    if (path_len == 0 && c->count == 1) { /* the main executable comes first */
+    if (path_len == 0) { /* only the main executable has no name */
         path = exe_path;
         path_len = exe_len;
     }
@@ -96,6 +141,7 @@ static int snap_cb(struct dl_phdr_info *info, size_t size, void *arg)
         return 1;
     trk_ring_put(c->t, buf, len);
     trk_commit(c->t);
+    seen_check(key, 1);
     return 0;
 }
 

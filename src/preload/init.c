@@ -62,6 +62,7 @@ static void fork_child(void)
     atomic_store(&trk_active, 1);
     if (self)
         trk_ev_thread_start(self);
+    trk_modules_forget();
     if (trk_writer_start() != 0) {
         trk_fail("cannot start writer thread in child", errno);
     } else if (self) {

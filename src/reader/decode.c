@@ -102,6 +102,10 @@ static void define_stack(struct trk_reader *r, const struct trk_rec *rec)
         r->stacks = n;
         r->stacks_cap = cap;
     }
+    if (rec->parent == UINT64_MAX) {
+        r->status.bad_stacks++; /* that value marks "undefined" here; no writer makes it */
+        return;
+    }
     struct trk_stack_node *node = &r->stacks[rec->id];
     if (node->parent == UINT64_MAX)
         r->stacks_defined++;
@@ -121,8 +125,32 @@ int trk_reader_stack(const struct trk_reader *r, uint64_t stack_id, uint64_t *ip
     return n;
 }
 
+/* Is this object already known (same load bias, path and build-id)? Then a
+ * later snapshot only repeats it: keep one entry, with the newest generation,
+ * so memory follows the number of distinct objects, not of snapshots. */
+static int module_repeat(struct trk_reader *r, const struct trk_rec *rec)
+{
+    for (size_t i = r->nmodules; i-- > 0 && i + 64 >= r->nmodules;) {
+        struct trk_module *m = &r->modules[i];
+        if (m->base == rec->base && m->buildid_len == rec->buildid_len &&
+            strlen(m->path) == rec->str_len && memcmp(m->path, rec->str, rec->str_len) == 0 &&
+            (rec->buildid_len == 0 || memcmp(m->buildid, rec->buildid, rec->buildid_len) == 0)) {
+            if (rec->generation > m->generation)
+                m->generation = rec->generation;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static void define_module(struct trk_reader *r, const struct trk_rec *rec)
 {
+    if (module_repeat(r, rec))
+        return;
+    if (r->nmodules >= TRK_MODULES_MAX) {
+        r->status.bad_modules++;
+        return;
+    }
     if (r->nmodules == r->modules_cap) {
         size_t cap = r->modules_cap ? r->modules_cap * 2 : 32;
         struct trk_module *m = realloc(r->modules, cap * sizeof(*m));
@@ -266,12 +294,14 @@ static void gpu_events(struct trk_stream *s, const struct trk_rec *rec)
     case TRK_RC_GPU_ENTER:
         if (s->gpu_depth < UINT32_MAX)
             s->gpu_depth++;
+        s->gpu_flag = TRK_EVF_GPU_DRIVER;
         break;
     case TRK_RC_GPU_EXIT:
         /* An EXIT without its ENTER (the ENTER was in a lost piece, or the
          * file is damaged) must not leave later events tagged. */
         if (s->gpu_depth)
             s->gpu_depth--;
+        s->gpu_flag = s->gpu_depth ? TRK_EVF_GPU_DRIVER : 0;
         break;
     default:
         break;
@@ -309,7 +339,7 @@ static void record_to_events(struct trk_reader *r, struct trk_stream *s,
                              const struct trk_rec *rec)
 {
     struct trk_event *e;
-    uint8_t drv = s->gpu_depth ? TRK_EVF_GPU_DRIVER : 0;
+    uint8_t drv = s->gpu_flag;
     switch (rec->rclass) {
     case TRK_RC_ALLOC:
         e = new_event(s, rec, TRK_EV_ALLOC);
@@ -445,7 +475,7 @@ static inline int decode_heap_fast(struct trk_reader *r, struct trk_stream *s,
     e->tid = s->tid;
     e->type = cls == TRK_REC_ALLOC_BASE ? TRK_EV_ALLOC : TRK_EV_FREE;
     e->kind = kind;
-    e->flags = s->gpu_depth ? TRK_EVF_GPU_DRIVER : 0;
+    e->flags = s->gpu_flag; /* the hot path's one concession to GPU scopes */
     r->status.records++;
     *pp = p;
     return 0;

@@ -112,8 +112,11 @@ static const uint8_t *chunk_payload(struct trk_reader *r, const struct trk_chunk
         r->raw = b;
         r->raw_cap = cap;
     }
-    if (c->raw_len == 0)
-        return c->stored_len == 0 ? c->payload : NULL;
+    if (c->raw_len == 0) {
+        if (c->stored_len == 0)
+            return c->payload;
+        goto bad;
+    }
     int n = LZ4_decompress_safe((const char *)c->payload, (char *)r->raw, (int)c->stored_len,
                                 (int)c->raw_len);
     if (n != (int)c->raw_len)

@@ -18,6 +18,10 @@
 /* LZ4 output never exceeds this input size for a valid raw_len. */
 #define TRK_STORED_MAX ((size_t)TRK_CHUNK_RAW_MAX + TRK_CHUNK_RAW_MAX / 255 + 16)
 
+/* More distinct loaded objects than this is not a real process: a hostile
+ * file must not make the reader hold gigabytes of module records. */
+#define TRK_MODULES_MAX ((size_t)1 << 16)
+
 /* If corrupt or absent watermarks let this many events pile up, the smallest
  * are released anyway: memory must not grow with the file. */
 #define TRK_QUEUED_MAX ((size_t)4 << 20)
@@ -57,6 +61,7 @@ struct trk_stream {
      * not a flag, because a hooked runtime call may enter a hooked driver
      * call. */
     uint32_t gpu_depth;
+    uint8_t gpu_flag;            /* TRK_EVF_GPU_DRIVER while gpu_depth > 0, else 0 */
     struct trk_event *q;         /* pending events, [qhead, qtail) in seq order */
     size_t qhead, qtail, qcap;
     bool in_heap;                /* has an entry in the merge heap */

@@ -170,7 +170,7 @@ uint32_t trk_stacktab_intern(struct trk_stacktab *t, const uint32_t *locs, uint3
     while (t->slots[k]) {
         const struct trk_rstack *e = &t->v[t->slots[k] - 1];
         if (e->hash == h && e->len == n &&
-            memcmp(t->ids + e->start, locs, n * sizeof(*locs)) == 0)
+            (n == 0 || memcmp(t->ids + e->start, locs, n * sizeof(*locs)) == 0))
             return t->slots[k] - 1;
         k = (k + 1) & (t->nslots - 1);
     }

@@ -12,7 +12,10 @@
  *      (split in two pieces, one LZ4-compressed, a watermark between), returns
  *      exactly the events reader.h derives from those records, up to the
  *      first malformed one, with matching stacks, modules and status. This
- *      checks the reader's ALLOC/FREE fast path against trk_rec_decode.
+ *      checks the reader's ALLOC/FREE fast path against trk_rec_decode. GPU
+ *      records are expected as events (and their driver scopes as
+ *      TRK_EVF_GPU_DRIVER on host events) only when reader.h defines that
+ *      flag; an older reader must ignore them.
  */
 #include <lz4.h>
 #include <stdbool.h>
