@@ -38,7 +38,6 @@ static char *join_argv(const struct trk_reader_info *in)
     return s;
 }
 
-
 /* ---- Site figures ------------------------------------------------------------ */
 
 /* A space's live total changed upwards: a new maximum starts a generation,
@@ -119,19 +118,15 @@ static inline unsigned hist_bucket(uint64_t size)
     return b < TRK_HIST_BUCKETS ? b : TRK_HIST_BUCKETS - 1;
 }
 
-static void on_alloc(struct trk_prof_ctx *c, const struct trk_event *e)
+/* The heap rules, for the program's blocks (drv false) and the driver's
+ * (drv true, the class of driver sites). Always inlined: with constant
+ * arguments the program's path carries nothing of the driver's. */
+static inline __attribute__((always_inline)) void alloc_block(struct trk_prof_ctx *c,
+                                                              const struct trk_event *e,
+                                                              uint32_t cls, bool drv)
 {
     struct trk_stats *st = c->st;
     struct trk_profile *p = c->p;
-    unsigned drv = e->flags & TRK_EVF_GPU_DRIVER;
-    if (__builtin_expect(drv != 0, 0)) {
-        if (c->hide_driver) {
-            hide_alloc(c, e);
-            return;
-        }
-        st->gpu_driver_host.allocations++;
-        st->gpu_driver_host.bytes_allocated += e->size;
-    }
     st->allocations++;
     st->bytes_allocated += e->size;
     if (e->kind <= TRK_ALLOC_KIND_MAX) {
@@ -146,8 +141,7 @@ static void on_alloc(struct trk_prof_ctx *c, const struct trk_event *e)
     if (ti == TRK_PROF_NONE)
         return;
     uint64_t ord = ++c->threads[ti].nallocs;
-    uint32_t si = trk_prof_site_of(
-        c, ti, e->stack, drv ? trk_prof_cls(TRK_SPACE_HEAP, 0, TRK_SITE_GPU_DRIVER) : TRK_SPACE_HEAP);
+    uint32_t si = trk_prof_site_of(c, ti, e->stack, cls);
     if (si == TRK_PROF_NONE)
         return;
     struct trk_prof_site *s = &c->sites[si];
@@ -180,6 +174,27 @@ static void on_alloc(struct trk_prof_ctx *c, const struct trk_event *e)
         pt->heap = c->live_bytes;
 }
 
+/* Host memory the GPU driver allocated: tallied, then counted (or hidden). */
+static __attribute__((noinline)) void driver_alloc(struct trk_prof_ctx *c,
+                                                   const struct trk_event *e)
+{
+    if (c->hide_driver) {
+        hide_alloc(c, e);
+        return;
+    }
+    c->st->gpu_driver_host.allocations++;
+    c->st->gpu_driver_host.bytes_allocated += e->size;
+    alloc_block(c, e, trk_prof_cls(TRK_SPACE_HEAP, 0, TRK_SITE_GPU_DRIVER), true);
+}
+
+static void on_alloc(struct trk_prof_ctx *c, const struct trk_event *e)
+{
+    if (__builtin_expect(e->flags & TRK_EVF_GPU_DRIVER, 0))
+        driver_alloc(c, e);
+    else
+        alloc_block(c, e, TRK_SPACE_HEAP, false);
+}
+
 /* Temporary: freed on the allocating thread before it made temp_allocs
  * further allocations (heaptrack's rule with 1), or within temp_ns. A
  * realloc's release counts like a free, as in heaptrack. */
@@ -197,6 +212,30 @@ static bool is_temporary(struct trk_prof_ctx *c, const struct trk_event *e,
     return further < c->temp_allocs;
 }
 
+/* A free that found nothing live (b NULL), or a block without a real site:
+ * hidden driver memory, or a site lost to an out-of-memory. */
+static __attribute__((noinline)) void odd_free(struct trk_prof_ctx *c, const struct trk_event *e,
+                                               const struct trk_live_block *b)
+{
+    struct trk_stats *st = c->st;
+    /* Hidden driver memory: its free is no free either (nor is a hidden
+     * driver free of something never seen). */
+    if (b && b->site == TRK_PROF_HIDDEN) {
+        c->drv_live = trk_prof_sub_sat(c->drv_live, b->size);
+        c->hidden_blocks = trk_prof_sub_sat(c->hidden_blocks, 1);
+        return;
+    }
+    if (!b && (e->flags & TRK_EVF_GPU_DRIVER) && c->hide_driver)
+        return;
+    st->frees++;
+    if (e->kind <= TRK_ALLOC_KIND_MAX)
+        st->by_allocator[e->kind].frees++;
+    if (!b)
+        st->unmatched_frees++;
+    else
+        c->live_bytes = trk_prof_sub_sat(c->live_bytes, b->size);
+}
+
 static void on_free(struct trk_prof_ctx *c, const struct trk_event *e)
 {
     struct trk_stats *st = c->st;
@@ -204,32 +243,22 @@ static void on_free(struct trk_prof_ctx *c, const struct trk_event *e)
         return; /* free(NULL) releases nothing and is not a free */
     trk_prof_tl_at(c, trk_prof_rel(c, e->ts));
     struct trk_live_block b;
-    bool found = trk_live_map_remove(&c->live, e->addr, &b);
-    /* Hidden driver memory: its free is no free either (nor is a hidden
-     * driver free of something never seen). */
-    if (__builtin_expect(found ? b.site == TRK_PROF_HIDDEN
-                               : (e->flags & TRK_EVF_GPU_DRIVER) && c->hide_driver,
-                         0)) {
-        if (found) {
-            c->drv_live = trk_prof_sub_sat(c->drv_live, b.size);
-            c->hidden_blocks = trk_prof_sub_sat(c->hidden_blocks, 1);
-        }
+    if (!trk_live_map_remove(&c->live, e->addr, &b)) {
+        odd_free(c, e, NULL);
+        return;
+    }
+    if (__builtin_expect(b.site >= c->nsites, 0)) {
+        odd_free(c, e, &b);
         return;
     }
     st->frees++;
     if (e->kind <= TRK_ALLOC_KIND_MAX)
         st->by_allocator[e->kind].frees++;
-    if (!found) {
-        st->unmatched_frees++;
-        return;
-    }
     c->live_bytes = trk_prof_sub_sat(c->live_bytes, b.size);
-    if (b.site >= c->nsites)
-        return;
     struct trk_prof_site *s = &c->sites[b.site];
     trk_prof_site_sub(c, s, b.size, 1);
     s->out.s.free_count++;
-    if (s->out.flags & TRK_SITE_GPU_DRIVER)
+    if (__builtin_expect(s->out.flags & TRK_SITE_GPU_DRIVER, 0))
         c->drv_live = trk_prof_sub_sat(c->drv_live, b.size);
     if (s->out.space == TRK_SPACE_HEAP && is_temporary(c, e, &b, s)) {
         s->out.s.temp_count++;

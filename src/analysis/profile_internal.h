@@ -228,12 +228,18 @@ static inline uint32_t trk_prof_thread_of(struct trk_prof_ctx *c, uint32_t tid)
     return t;
 }
 
+/* x rotated right by n (0 < n < 64): one instruction. */
+static inline uint64_t trk_prof_rotr(uint64_t x, unsigned n)
+{
+    return x >> n | x << (64 - n);
+}
+
 /* Where the site index starts probing for (stack | thread << 32, class).
- * The host classes 0 and 1 land in the top bits; GPU spaces, kinds and
- * flags also reach the middle ones. */
+ * Rotating the class puts the host classes 0 and 1 in the top bits (one
+ * operation on the hot path) and the rest of a GPU class in the low ones. */
 static inline size_t trk_prof_site_home(const struct trk_prof_ctx *c, uint64_t key, uint32_t cls)
 {
-    uint64_t k = key ^ (uint64_t)cls << 61 ^ (uint64_t)cls << 23;
+    uint64_t k = key ^ trk_prof_rotr(cls, 3);
     k ^= k >> 31;
     k *= UINT64_C(0x9E3779B97F4A7C15);
     return (size_t)(k ^ (k >> 29)) & c->site_mask;
@@ -242,8 +248,8 @@ static inline size_t trk_prof_site_home(const struct trk_prof_ctx *c, uint64_t k
 static inline uint32_t trk_prof_site_of(struct trk_prof_ctx *c, uint32_t thread, uint64_t stack,
                                         uint32_t cls)
 {
-    uint64_t h = (stack ^ (uint64_t)thread << 40 ^ (uint64_t)cls << 60 ^ (uint64_t)cls << 20) *
-                 UINT64_C(0x9E3779B97F4A7C15);
+    uint64_t h =
+        (stack ^ (uint64_t)thread << 40 ^ trk_prof_rotr(cls, 4)) * UINT64_C(0x9E3779B97F4A7C15);
     struct trk_prof_site_cache *e = &c->site_cache[h >> 56];
     if (e->stack == stack && e->thread == thread && e->cls == cls && e->site != TRK_PROF_NONE)
         return e->site;

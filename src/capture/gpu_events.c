@@ -6,66 +6,127 @@
  *
  * Owns only the encoding and publication of those records. Must not: call
  * the GPU driver, allocate, take locks, or decide what an API call means
- * (src/gpu does). Each emitter encodes into a stack buffer and hands it to
- * trk_ev_finish, which copies it into the ring, commits it and closes the
- * seq window trk_ev_begin opened; one extra copy of ~30 bytes next to a
- * driver call is noise.
+ * (src/gpu does). A record opens its seq window with trk_ev_begin,
+ * is encoded into the ring and closes the window when it is committed.
  */
 #include "capture/gpu_events.h"
 
-void trk_ev_gpu_alloc(struct trk_thread *t, unsigned api, unsigned kind, int device,
-                      uint64_t addr, uint64_t size, uint64_t stream, uint32_t stack)
+/* Encoding straight into the ring, as events.c does for host events (its
+ * rec_begin/rec_end, which are private to it; these must stay equivalent):
+ * only a record that might wrap or not fit goes through the caller's
+ * scratch buffer and trk_ev_finish. The libc memcpy of that copy (the
+ * preload is built -fno-builtin) was a visible share of a GPU pair's cost. */
+static inline uint8_t *rec_begin(struct trk_thread *t, uint8_t *scratch)
 {
-    uint8_t buf[TRK_REC_MAX];
-    uint64_t seq = trk_ev_begin(t);
-    uint8_t *e = trk_enc_gpu_alloc(buf, &t->enc, seq, trk_now_ns(), api, kind, device, addr,
-                                   size, stream, stack);
-    trk_ev_finish(t, buf, (size_t)(e - buf), seq);
+    uint64_t size = t->ring_mask + 1, off = t->head & t->ring_mask;
+    uint64_t used = t->head - atomic_load_explicit(&t->consumed, memory_order_acquire);
+    if (TRK_LIKELY(size - off >= TRK_REC_MAX + 2 && size - used >= TRK_REC_MAX + 2))
+        return t->ring + off;
+    return scratch;
 }
 
-void trk_ev_gpu_free(struct trk_thread *t, unsigned api, unsigned kind, int device,
-                     uint64_t addr)
+static inline void rec_end(struct trk_thread *t, uint8_t *start, uint8_t *end, uint8_t *scratch,
+                           uint64_t last_seq)
 {
-    uint8_t buf[TRK_REC_MAX];
-    uint64_t seq = trk_ev_begin(t);
-    uint8_t *e = trk_enc_gpu_free(buf, &t->enc, seq, trk_now_ns(), api, kind, device, addr);
-    trk_ev_finish(t, buf, (size_t)(e - buf), seq);
+    if (TRK_UNLIKELY(start == scratch)) {
+        trk_ev_finish(t, scratch, (size_t)(end - scratch), last_seq);
+        return;
+    }
+    t->head += (uint64_t)(end - start);
+    uint64_t size = t->ring_mask + 1;
+    if (TRK_UNLIKELY(t->head - atomic_load_explicit(&t->consumed, memory_order_relaxed) >
+                     size / 2) &&
+        !atomic_load_explicit(&t->wake_sent, memory_order_relaxed)) {
+        atomic_store_explicit(&t->wake_sent, 1, memory_order_relaxed);
+        trk_writer_wake();
+    }
+    t->last_seq = last_seq;
+    trk_commit(t);
+    atomic_store_explicit(&t->floor, UINT64_MAX, memory_order_release);
 }
 
-void trk_ev_gpu_fail(struct trk_thread *t, unsigned api, unsigned kind, int device,
-                     uint64_t size, uint64_t result, uint32_t stack)
+/* GPU_EXIT in front of the record when asked. */
+static inline uint8_t *scope_before(uint8_t *p, unsigned scope)
 {
-    uint8_t buf[TRK_REC_MAX];
-    uint64_t seq = trk_ev_begin(t);
-    uint8_t *e = trk_enc_gpu_fail(buf, &t->enc, seq, trk_now_ns(), api, kind, device, size,
-                                  result, stack);
-    trk_ev_finish(t, buf, (size_t)(e - buf), seq);
+    return (scope & TRK_GPU_EXIT_BEFORE) ? trk_enc_gpu_scope(p, 0) : p;
 }
 
-void trk_ev_gpu_map(struct trk_thread *t, unsigned api, unsigned op, int device, uint64_t va,
-                    uint64_t size, uint64_t handle, uint64_t offset)
+/* GPU_ENTER after the record when asked, then publish. */
+static inline void finish(struct trk_thread *t, uint8_t *b, uint8_t *e, uint8_t *scratch,
+                          unsigned scope, uint64_t seq)
 {
-    uint8_t buf[TRK_REC_MAX];
+    if (scope & TRK_GPU_ENTER_AFTER)
+        e = trk_enc_gpu_scope(e, 1);
+    rec_end(t, b, e, scratch, seq);
+}
+
+void trk_ev_gpu_alloc(struct trk_thread *t, unsigned scope, unsigned api, unsigned kind,
+                      int device, uint64_t addr, uint64_t size, uint64_t stream, uint32_t stack)
+{
+    uint8_t scratch[TRK_REC_MAX + 2];
     uint64_t seq = trk_ev_begin(t);
-    uint8_t *e = trk_enc_gpu_map(buf, &t->enc, seq, trk_now_ns(), api, op, device, va, size,
-                                 handle, offset);
-    trk_ev_finish(t, buf, (size_t)(e - buf), seq);
+    uint8_t *b = rec_begin(t, scratch);
+    uint8_t *e = trk_enc_gpu_alloc(scope_before(b, scope), &t->enc, seq, trk_now_ns(), api,
+                                   kind, device, addr, size, stream, stack);
+    finish(t, b, e, scratch, scope, seq);
+}
+
+void trk_ev_gpu_free(struct trk_thread *t, unsigned scope, unsigned api, unsigned kind,
+                     int device, uint64_t addr)
+{
+    uint8_t scratch[TRK_REC_MAX + 2];
+    uint64_t seq = trk_ev_begin(t);
+    uint8_t *b = rec_begin(t, scratch);
+    uint8_t *e = trk_enc_gpu_free(scope_before(b, scope), &t->enc, seq, trk_now_ns(), api, kind,
+                                  device, addr);
+    finish(t, b, e, scratch, scope, seq);
+}
+
+void trk_ev_gpu_fail(struct trk_thread *t, unsigned scope, unsigned api, unsigned kind,
+                     int device, uint64_t size, uint64_t result, uint32_t stack)
+{
+    uint8_t scratch[TRK_REC_MAX + 2];
+    uint64_t seq = trk_ev_begin(t);
+    uint8_t *b = rec_begin(t, scratch);
+    uint8_t *e = trk_enc_gpu_fail(scope_before(b, scope), &t->enc, seq, trk_now_ns(), api, kind,
+                                  device, size, result, stack);
+    finish(t, b, e, scratch, scope, seq);
+}
+
+void trk_ev_gpu_map(struct trk_thread *t, unsigned scope, unsigned api, unsigned op, int device,
+                    uint64_t va, uint64_t size, uint64_t handle, uint64_t offset)
+{
+    uint8_t scratch[TRK_REC_MAX + 2];
+    uint64_t seq = trk_ev_begin(t);
+    uint8_t *b = rec_begin(t, scratch);
+    uint8_t *e = trk_enc_gpu_map(scope_before(b, scope), &t->enc, seq, trk_now_ns(), api, op,
+                                 device, va, size, handle, offset);
+    finish(t, b, e, scratch, scope, seq);
 }
 
 void trk_ev_gpu_meminfo(struct trk_thread *t, unsigned device, uint64_t used, uint64_t total)
 {
-    uint8_t buf[TRK_REC_MAX];
+    uint8_t scratch[TRK_REC_MAX + 2];
     uint64_t seq = trk_ev_begin(t);
-    uint8_t *e = trk_enc_gpu_meminfo(buf, &t->enc, seq, trk_now_ns(), device, used, total);
-    trk_ev_finish(t, buf, (size_t)(e - buf), seq);
+    uint8_t *b = rec_begin(t, scratch);
+    uint8_t *e = trk_enc_gpu_meminfo(b, &t->enc, seq, trk_now_ns(), device, used, total);
+    rec_end(t, b, e, scratch, seq);
 }
 
-/* No seq, so no window: like a STACK record, it only has to be committed
- * before the host events it tags, which follow it in the same ring. A byte
+/* A scope byte on its own (a call with no record next to it). No seq, so
+ * no window: like a STACK record, it only has to be committed before the
+ * host events it tags, which follow it in the same ring. A byte
  * that cannot be buffered (writer gone) is counted as lost, and the stream
  * stays decodable because the record carries no delta state. */
 void trk_ev_gpu_scope(struct trk_thread *t, int enter)
 {
+    uint64_t size = t->ring_mask + 1;
+    if (TRK_LIKELY(t->head - atomic_load_explicit(&t->consumed, memory_order_acquire) < size)) {
+        trk_enc_gpu_scope(t->ring + (t->head & t->ring_mask), enter);
+        t->head++;
+        trk_commit(t);
+        return;
+    }
     uint8_t b;
     trk_enc_gpu_scope(&b, enter);
     if (trk_ring_put(t, &b, 1) == 0)

@@ -34,6 +34,7 @@
 struct run_opts {
     const char *output;
     bool force, quiet, no_mmap, no_follow_fork;
+    bool cuda_no_caching; /* PYTORCH_NO_CUDA_MEMORY_CACHING=1 for the program */
     uint64_t depth;
     uint64_t buffer_kb; /* 0: the preload's default */
     char **prog_argv;
@@ -91,7 +92,7 @@ static int parse_long(struct run_opts *o, char **argv, int argc, int *i)
     const char *v;
 
     static const char *const flags[] = {"--force", "--quiet", "--no-mmap", "--no-follow-fork",
-                                        "--help"};
+                                        "--cuda-no-caching", "--help"};
     for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++) {
         if (strcmp(name, flags[k]) != 0)
             continue;
@@ -111,6 +112,9 @@ static int parse_long(struct run_opts *o, char **argv, int argc, int *i)
             break;
         case 3:
             o->no_follow_fork = true;
+            break;
+        case 4:
+            o->cuda_no_caching = true;
             break;
         default:
             trk_cli_usage(stdout);
@@ -376,6 +380,11 @@ static void child_main(const struct run_opts *o, int pipe_fd)
         unsetenv("TRACKER_FORCE");
     if (o->quiet)
         setenv("TRACKER_QUIET", "1", 1);
+    /* PyTorch's caching allocator asks the driver for segments, not tensors;
+     * without it every tensor is its own cudaMalloc/cudaFree, so GPU events
+     * and their stacks are per tensor (slower; gpu.md §3.1). */
+    if (o->cuda_no_caching)
+        setenv("PYTORCH_NO_CUDA_MEMORY_CACHING", "1", 1);
 
     extern char **environ;
     execve(o->prog_path, o->prog_argv, environ);

@@ -48,6 +48,7 @@ void trk_cli_usage(FILE *f)
           "      --no-mmap           do not record mmap/munmap/mremap\n"
           "      --no-follow-fork    do not record forked child processes\n"
           "      --buffer-kb N       per-thread buffer in KiB, 64..16384 (default 512)\n"
+          "      --cuda-no-caching   set PYTORCH_NO_CUDA_MEMORY_CACHING=1: GPU events per tensor\n"
           "      -q, --quiet         print nothing but errors\n"
           "  stats [--json] FILE    totals of a capture: heap, mmap, RSS, threads\n"
           "  summary [options] FILE        top locations by bytes live at the peak (-n N, 0 = all)\n"

@@ -53,16 +53,28 @@ static void *lazy_real(void *_Atomic *slot, _Atomic int *misses, const char *nam
  * cuCtxGetDevice keeps its one-argument ABI in CUDA 13 (cudaTypedefs.h 105;
  * the two-argument form is cuCtxGetDevice_v2). -1 when there is no current
  * context or no driver. */
-static int cu_device(const struct trk_gpu_call *c)
+static int cu_current_device(void)
 {
-    if (!c->scoped)
-        return -1;
     trk_cu_result (*fn)(int *) = (trk_cu_result(*)(int *))lazy_real(
         &ctx_get_device, &ctx_misses, "cuCtxGetDevice");
     int dev = -1;
     if (!fn || fn(&dev) != TRK_CUDA_SUCCESS)
         return -1;
     return dev;
+}
+
+static int cu_device(const struct trk_gpu_call *c)
+{
+    return c->scoped ? cu_current_device() : -1;
+}
+
+/* For a record written before the real call (an unmap): asked only when
+ * the call will be recorded, before our guard is taken. */
+static int cu_device_before(void)
+{
+    if (trk_gpu_depth || !atomic_load_explicit(&trk_active, memory_order_relaxed))
+        return -1;
+    return cu_current_device();
 }
 
 /* Size of imported memory, which the call does not state (gpu.md §1.2). */
@@ -310,15 +322,11 @@ static trk_cu_result core_cuMemMap(void *fn, trk_cu_ptr ptr, size_t n, size_t of
 {
     NO_DRIVER(fn);
     struct trk_gpu_call c;
-    trk_gpu_enter(&c, trk_gpu_open(&c, 0));
+    trk_gpu_begin_plain(&c);
     trk_cu_result r = REAL(trk_cu_result(*)(trk_cu_ptr, size_t, size_t, trk_cu_handle,
                                             unsigned long long),
                            fn)(ptr, n, offset, h, flags);
-    int dev = cu_device(&c);
-    struct trk_thread *t = trk_gpu_exit(&c);
-    if (t && r == TRK_CUDA_SUCCESS)
-        trk_ev_gpu_map(t, TRK_GPU_API_CUMEMMAP, TRK_GPU_OP_MAP, dev, ptr, n, h, offset);
-    trk_gpu_done(&c, t);
+    trk_gpu_end_map(&c, r, TRK_GPU_API_CUMEMMAP, cu_device(&c), ptr, n, h, offset);
     return r;
 }
 
@@ -326,10 +334,7 @@ static trk_cu_result core_cuMemUnmap(void *fn, trk_cu_ptr ptr, size_t n)
 {
     NO_DRIVER(fn);
     struct trk_gpu_call c;
-    struct trk_thread *t = trk_gpu_open(&c, 0);
-    if (t)
-        trk_ev_gpu_map(t, TRK_GPU_API_CUMEMUNMAP, TRK_GPU_OP_UNMAP, -1, ptr, n, 0, 0);
-    trk_gpu_enter(&c, t);
+    trk_gpu_begin_unmap(&c, TRK_GPU_API_CUMEMUNMAP, cu_device_before(), ptr, n);
     trk_cu_result r = REAL(trk_cu_result(*)(trk_cu_ptr, size_t), fn)(ptr, n);
     trk_gpu_end(&c);
     return r;

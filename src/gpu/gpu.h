@@ -86,10 +86,11 @@ void *trk_cu_procaddr_wrap(const char *name, int version, uint64_t flags, void *
  *
  * Every hook: open (take the stack of an allocating call; for a release,
  * record it now, before the driver can hand the address out again), GPU_ENTER,
- * drop the guard, the real call, the device lookup, GPU_EXIT and the
- * acquisition record. The thread-local depth suppresses nested GPU events: a
+ * drop the guard, the real call, the device lookup, then GPU_EXIT and the
+ * acquisition record. A scope byte travels in the same ring write as the
+ * record next to it. The thread-local depth suppresses nested GPU events: a
  * driver that implements one hooked entry point with another (through the
- * PLT or RTLD_DEFAULT) is one API call, not two (gpu.md §2.5 items 6-7).
+ * PLT or the global scope) is one API call, not two (gpu.md §2.5 items 6-7).
  */
 extern __thread int trk_gpu_depth TRK_TLS TRK_HIDDEN;
 
@@ -100,7 +101,8 @@ struct trk_gpu_call {
 };
 
 /* Returns the thread with its guard held when the call is to be recorded;
- * the caller may emit a release record, then must call trk_gpu_enter. */
+ * the caller then writes GPU_ENTER (alone, or after its release record) and
+ * calls trk_gpu_entered. */
 static inline struct trk_thread *trk_gpu_open(struct trk_gpu_call *c, int want_stack)
 {
     c->stack = 0;
@@ -116,28 +118,23 @@ static inline struct trk_thread *trk_gpu_open(struct trk_gpu_call *c, int want_s
     return t;
 }
 
-static inline void trk_gpu_enter(struct trk_gpu_call *c, struct trk_thread *t)
+static inline void trk_gpu_entered(struct trk_gpu_call *c)
 {
-    if (!t)
-        return;
-    trk_ev_gpu_scope(t, 1);
     c->scoped = 1;
     trk_leave();
     errno = c->err;
 }
 
-/* After the real call: GPU_EXIT, and the thread with its guard held for the
- * acquisition record, or NULL. Always pair with trk_gpu_done. */
+/* After the real call: the thread with its guard held, for the record that
+ * carries GPU_EXIT (TRK_GPU_EXIT_BEFORE) or for trk_ev_gpu_scope(t, 0);
+ * NULL when the call is not recorded. Always pair with trk_gpu_done. */
 static inline struct trk_thread *trk_gpu_exit(struct trk_gpu_call *c)
 {
     trk_gpu_depth--;
     if (!c->scoped)
         return NULL;
     c->err = errno;
-    struct trk_thread *t = trk_enter();
-    if (t)
-        trk_ev_gpu_scope(t, 0);
-    return t;
+    return trk_enter();
 }
 
 static inline void trk_gpu_done(struct trk_gpu_call *c, struct trk_thread *t)
@@ -149,26 +146,48 @@ static inline void trk_gpu_done(struct trk_gpu_call *c, struct trk_thread *t)
     errno = c->err;
 }
 
-/* Shorthands: an allocating call, and a releasing one (the release is
- * recorded before the real call; address 0 is no release). */
+/* An allocating call. */
 static inline void trk_gpu_begin(struct trk_gpu_call *c)
 {
-    trk_gpu_enter(c, trk_gpu_open(c, 1));
+    struct trk_thread *t = trk_gpu_open(c, 1);
+    if (t) {
+        trk_ev_gpu_scope(t, 1);
+        trk_gpu_entered(c);
+    }
 }
 
+/* A call without a record of its own before it (a map). */
+static inline void trk_gpu_begin_plain(struct trk_gpu_call *c)
+{
+    struct trk_thread *t = trk_gpu_open(c, 0);
+    if (t) {
+        trk_ev_gpu_scope(t, 1);
+        trk_gpu_entered(c);
+    }
+}
+
+/* A releasing call: the release is recorded before the real call; address
+ * 0 releases nothing (cudaFree(NULL)-style calls). */
 static inline void trk_gpu_begin_free(struct trk_gpu_call *c, unsigned api, unsigned kind,
                                       uint64_t addr)
 {
     struct trk_thread *t = trk_gpu_open(c, 0);
-    if (t && addr)
-        trk_ev_gpu_free(t, api, kind, -1, addr);
-    trk_gpu_enter(c, t);
+    if (t) {
+        if (addr)
+            trk_ev_gpu_free(t, TRK_GPU_ENTER_AFTER, api, kind, -1, addr);
+        else
+            trk_ev_gpu_scope(t, 1);
+        trk_gpu_entered(c);
+    }
 }
 
 /* Ends a call without an acquisition record. */
 static inline void trk_gpu_end(struct trk_gpu_call *c)
 {
-    trk_gpu_done(c, trk_gpu_exit(c));
+    struct trk_thread *t = trk_gpu_exit(c);
+    if (t)
+        trk_ev_gpu_scope(t, 0);
+    trk_gpu_done(c, t);
 }
 
 /* Ends an allocating call: GPU_ALLOC on success; GPU_FAIL when the driver
@@ -181,12 +200,42 @@ static inline void trk_gpu_end_alloc(struct trk_gpu_call *c, int result, unsigne
     struct trk_thread *t = trk_gpu_exit(c);
     if (t) {
         if (result == 0)
-            trk_ev_gpu_alloc(t, api, kind, device, addr, size, stream, c->stack);
+            trk_ev_gpu_alloc(t, TRK_GPU_EXIT_BEFORE, api, kind, device, addr, size, stream,
+                             c->stack);
         else if (kind != TRK_GPU_IMPORTED && kind != TRK_GPU_VA_RESERVE &&
                  kind != TRK_GPU_HOST_REGISTER)
-            trk_ev_gpu_fail(t, api, kind, device, size, (uint64_t)(unsigned)result, c->stack);
+            trk_ev_gpu_fail(t, TRK_GPU_EXIT_BEFORE, api, kind, device, size,
+                            (uint64_t)(unsigned)result, c->stack);
+        else
+            trk_ev_gpu_scope(t, 0);
     }
     trk_gpu_done(c, t);
+}
+
+/* Ends a map call: GPU_MAP on success. */
+static inline void trk_gpu_end_map(struct trk_gpu_call *c, int result, unsigned api, int device,
+                                   uint64_t va, uint64_t size, uint64_t handle, uint64_t offset)
+{
+    struct trk_thread *t = trk_gpu_exit(c);
+    if (t) {
+        if (result == 0)
+            trk_ev_gpu_map(t, TRK_GPU_EXIT_BEFORE, api, TRK_GPU_OP_MAP, device, va, size, handle,
+                           offset);
+        else
+            trk_ev_gpu_scope(t, 0);
+    }
+    trk_gpu_done(c, t);
+}
+
+/* Begins an unmap: recorded before the real call, like any release. */
+static inline void trk_gpu_begin_unmap(struct trk_gpu_call *c, unsigned api, int device,
+                                       uint64_t va, uint64_t size)
+{
+    struct trk_thread *t = trk_gpu_open(c, 0);
+    if (t) {
+        trk_ev_gpu_map(t, TRK_GPU_ENTER_AFTER, api, TRK_GPU_OP_UNMAP, device, va, size, 0, 0);
+        trk_gpu_entered(c);
+    }
 }
 
 #endif /* TRK_GPU_H */

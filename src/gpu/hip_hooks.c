@@ -49,11 +49,9 @@ static void *hip_plt(enum hip_fn f)
 static void *_Atomic get_device;
 static _Atomic int get_device_misses;
 
-/* hipGetDevice through the real runtime, after the call; -1 if none. */
-static int hip_device(const struct trk_gpu_call *c)
+/* hipGetDevice through the real runtime; -1 if none. */
+static int hip_current_device(void)
 {
-    if (!c->scoped)
-        return -1;
     void *fn = atomic_load_explicit(&get_device, memory_order_acquire);
     if (!fn && atomic_load_explicit(&get_device_misses, memory_order_relaxed) <= 16) {
         fn = trk_gpu_lookup(TRK_GPU_LIB_HIP, "hipGetDevice");
@@ -66,6 +64,12 @@ static int hip_device(const struct trk_gpu_call *c)
     if (!fn || ((trk_hip_result(*)(int *))fn)(&dev) != 0)
         return -1;
     return dev;
+}
+
+/* After the call, for the records of a call being recorded. */
+static int hip_device(const struct trk_gpu_call *c)
+{
+    return c->scoped ? hip_current_device() : -1;
 }
 
 #define NO_RUNTIME(fn)                                                    \
@@ -240,15 +244,11 @@ HIP_API hipMemMap(void *p, size_t n, size_t offset, trk_hip_handle h, unsigned l
     void *fn = hip_plt(H_MEMMAP);
     NO_RUNTIME(fn);
     struct trk_gpu_call c;
-    trk_gpu_enter(&c, trk_gpu_open(&c, 0));
+    trk_gpu_begin_plain(&c);
     trk_hip_result r = ((trk_hip_result(*)(void *, size_t, size_t, trk_hip_handle,
                                            unsigned long long))fn)(p, n, offset, h, flags);
-    int dev = hip_device(&c);
-    struct trk_thread *t = trk_gpu_exit(&c);
-    if (t && r == 0)
-        trk_ev_gpu_map(t, TRK_GPU_API_HIPMEMMAP, TRK_GPU_OP_MAP, dev, (uintptr_t)p, n,
-                       (uintptr_t)h, offset);
-    trk_gpu_done(&c, t);
+    trk_gpu_end_map(&c, r, TRK_GPU_API_HIPMEMMAP, hip_device(&c), (uintptr_t)p, n, (uintptr_t)h,
+                    offset);
     return r;
 }
 
@@ -257,10 +257,11 @@ HIP_API hipMemUnmap(void *p, size_t n)
     void *fn = hip_plt(H_MEMUNMAP);
     NO_RUNTIME(fn);
     struct trk_gpu_call c;
-    struct trk_thread *t = trk_gpu_open(&c, 0);
-    if (t)
-        trk_ev_gpu_map(t, TRK_GPU_API_HIPMEMUNMAP, TRK_GPU_OP_UNMAP, -1, (uintptr_t)p, n, 0, 0);
-    trk_gpu_enter(&c, t);
+    /* Asked before the guard is taken, and only when the call is recorded. */
+    int dev = !trk_gpu_depth && atomic_load_explicit(&trk_active, memory_order_relaxed)
+                  ? hip_current_device()
+                  : -1;
+    trk_gpu_begin_unmap(&c, TRK_GPU_API_HIPMEMUNMAP, dev, (uintptr_t)p, n);
     trk_hip_result r = ((trk_hip_result(*)(void *, size_t))fn)(p, n);
     trk_gpu_end(&c);
     return r;

@@ -20,7 +20,7 @@ const char trk_report_common_help[] =
     "  --mmap                 count anonymous mappings beside the heap\n"
     "  --gpu                  GPU memory of every device instead of host memory\n"
     "  --device N             GPU memory of device N only\n"
-    "  --no-driver-host       leave out host memory the GPU driver allocated in GPU calls\n"
+    "  --no-driver-host       leave out host memory the GPU driver allocated itself\n"
     "  --keep-allocator-frames\n"
     "                         keep operator new, jemalloc and tracker frames\n"
     "  --temp-allocs N        temporary = freed before N more allocations on its thread\n"

@@ -78,6 +78,7 @@ static int read_chunks(const char *path)
     uint8_t *file = malloc((size_t)size);
     if (fread(file, 1, (size_t)size, f) != (size_t)size) {
         fclose(f);
+        free(file);
         return -1;
     }
     fclose(f);
@@ -94,8 +95,10 @@ static int read_chunks(const char *path)
             if (h[5] == 1) {
                 int n = LZ4_decompress_safe((const char *)payload, (char *)raw, (int)stored,
                                             (int)sizeof(raw));
-                if (n < 0 || (uint32_t)n != rawlen)
+                if (n < 0 || (uint32_t)n != rawlen) {
+                    free(file);
                     return -1;
+                }
                 payload = raw;
             }
             if (le64(h + 24) == s->len)
@@ -283,5 +286,9 @@ int main(int argc, char **argv)
            enters, exits, unbalanced, broken);
     trk_symbolizer_free(sym);
     trk_reader_close(rd);
+    for (size_t i = 0; i < nstreams; i++)
+        free(streams[i].buf);
+    free(streams);
+    free(recs);
     return 0;
 }

@@ -21,11 +21,11 @@
  * §6.1). Environment knobs: FAKE_CUDA_DEVICES (2), FAKE_CUDA_OOM_ABOVE
  * (bytes; larger requests fail with CUDA_ERROR_OUT_OF_MEMORY = 2),
  * FAKE_CUDA_NO_CONTEXT (cuCtxGetDevice fails), FAKE_CUDA_NO_HOST_ALLOC (no
- * bookkeeping malloc), FAKE_CUDA_LOG (print every lookup on stderr).
+ * bookkeeping malloc), FAKE_CUDA_LOG (print every lookup on stderr),
+ * FAKE_CUDA_REPORT (print the lookup counts at exit).
  * A test double: it may allocate, lock and print; it never frees what a
  * test still uses.
  */
-#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -333,11 +333,14 @@ CUresult cuMemHostAlloc(void **pp, size_t n, unsigned int flags)
 /* Implemented on top of cuMemHostAlloc found through the global scope, the
  * way a driver or runtime can end up calling one hooked entry point from
  * another: under the tracker that is the preload's hook, and the tracker
- * must record one allocation, not two. */
+ * must record one allocation, not two. (Not RTLD_DEFAULT: with -Bsymbolic
+ * that would search this library first. The main program's handle searches
+ * the global scope: the program, the preloads, their dependencies.) */
 CUresult cuMemAllocHost_v2(void **pp, size_t n)
 {
+    void *global = dlopen(NULL, RTLD_LAZY);
     CUresult (*fn)(void **, size_t, unsigned) =
-        (CUresult(*)(void **, size_t, unsigned))dlsym(RTLD_DEFAULT, "cuMemHostAlloc");
+        global ? (CUresult(*)(void **, size_t, unsigned))dlsym(global, "cuMemHostAlloc") : NULL;
     if (fn && fn != cuMemHostAlloc) {
         __atomic_add_fetch(&counts.nested_calls, 1, __ATOMIC_RELAXED);
         return fn(pp, n, 0);
@@ -678,13 +681,24 @@ static const struct proc procs[] = {
     P("cuGetProcAddress", 12000, cuGetProcAddress_v2),
 };
 
+static unsigned long via_preload;
+
+/* Was the resolver called by code in libtracker.so (its wrapper)? */
+static int from_preload(const void *caller)
+{
+    Dl_info info;
+    return dladdr(caller, &info) && info.dli_fname && strstr(info.dli_fname, "libtracker");
+}
+
 /* CUdriverProcAddressQueryResult: 0 found, 1 no such symbol, 2 version too
  * low. The real driver answers the runtime's "" probe with "not found". */
-CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t flags,
-                             int *status)
+static CUresult get_proc_address(const char *symbol, void **pfn, int version, uint64_t flags,
+                                 int *status, const void *caller)
 {
     env();
     __atomic_add_fetch(&counts.lookups, 1, __ATOMIC_RELAXED);
+    if (from_preload(caller))
+        __atomic_add_fetch(&via_preload, 1, __ATOMIC_RELAXED);
     if (log_lookups)
         fprintf(stderr, "fake libcuda: cuGetProcAddress(\"%s\", %d, %llu)\n",
                 symbol ? symbol : "(null)", version, (unsigned long long)flags);
@@ -713,9 +727,24 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64
     return CUDA_SUCCESS;
 }
 
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t flags,
+                             int *status)
+{
+    return get_proc_address(symbol, pfn, version, flags, status, __builtin_return_address(0));
+}
+
 CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, uint64_t flags)
 {
-    return cuGetProcAddress_v2(symbol, pfn, version, flags, NULL);
+    return get_proc_address(symbol, pfn, version, flags, NULL, __builtin_return_address(0));
+}
+
+/* The real runtime cannot get past cuGetExportTable, which the fake lacks
+ * (gpu.md §0 item 9); FAKE_CUDA_REPORT=1 says at exit what it got to. */
+__attribute__((destructor)) static void report(void)
+{
+    if (getenv("FAKE_CUDA_REPORT"))
+        fprintf(stderr, "fake_cuda_lookups=%lu\nfake_cuda_lookups_via_preload=%lu\n",
+                counts.lookups, via_preload);
 }
 
 /* ---- Introspection for the tests --------------------------------------------- */

@@ -14,7 +14,6 @@
  * as its "static runtime" (nvcc's default, no libcudart NEEDED).
  * FAKE_CUDART_VERSION is CUDART_VERSION (12080 or 13000).
  */
-#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>

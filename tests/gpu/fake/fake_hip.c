@@ -8,7 +8,6 @@
  * VA from a bump allocator; pinned host memory is mmap. A test double: it
  * may lock and allocate.
  */
-#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>

@@ -7,7 +7,6 @@
  * the bytes the fake driver reports (fake_cuda_used_bytes: its allocations
  * plus a fixed context), next to a foreign process that must be ignored.
  */
-#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>

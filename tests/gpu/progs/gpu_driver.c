@@ -21,7 +21,8 @@
  *            each left live
  *   fork     1 MiB in the parent; the child allocates 2 MiB (freed) and
  *            4 MiB (leaked); the parent frees its 1 MiB after the child exits
- *   sleep    32 MiB held for 400 ms, for the NVML sampler, then freed
+ *   sleep    32 MiB held for 700 ms, for the NVML sampler, then freed, and
+ *            700 ms more
  *
  * Prints key=value lines (harness.kv). Every allocating call sits in a
  * function of its own name, which the tests look for in the stacks.
@@ -297,7 +298,7 @@ static void scenario_fork(void)
 static void scenario_sleep(void)
 {
     CUdeviceptr a = alloc_device(32 * MiB);
-    struct timespec ts = {0, 400000000};
+    struct timespec ts = {0, 700000000};
     nanosleep(&ts, NULL);
     check(cuMemFree_v2(a), "cuMemFree_v2");
     nanosleep(&ts, NULL);

@@ -6,7 +6,6 @@
  * very puts (the next object after libtracker.so) and recurse (gpu.md §2.1
  * item 5): it says so and exits 3 instead.
  */
-#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
