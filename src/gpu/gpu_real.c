@@ -60,6 +60,8 @@ void *trk_gpu_lib_handle(enum trk_gpu_lib lib)
      * reference it takes is kept, like the program's own. */
     for (const char *const *n = lib == TRK_GPU_LIB_CUDA ? cuda_names : hip_names; !h && *n; n++)
         h = trk_real.dlopen(*n, RTLD_NOLOAD | RTLD_LAZY);
+    if (!h)
+        dlerror(); /* a later dlerror() of the program's must not report our miss */
     trk_tl_guard = was;
     if (h) {
         void *expect = NULL;
@@ -80,6 +82,8 @@ void *trk_gpu_lookup(enum trk_gpu_lib lib, const char *name)
     /* Called from here, RTLD_NEXT means "after libtracker.so": another
      * preloaded tool, then the driver when it is in the global scope. */
     void *p = real_dlsym(RTLD_NEXT, name);
+    if (!p)
+        dlerror(); /* not the program's error: clear it */
     trk_tl_guard = was;
     if (!p || trk_gpu_is_ours(p)) {
         void *h = trk_gpu_lib_handle(lib);
@@ -87,6 +91,8 @@ void *trk_gpu_lookup(enum trk_gpu_lib lib, const char *name)
         if (h) {
             trk_tl_guard = TRK_GUARD_INTERNAL;
             p = real_dlsym(h, name);
+            if (!p)
+                dlerror();
             trk_tl_guard = was;
         }
     }

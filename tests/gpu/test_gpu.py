@@ -454,6 +454,7 @@ def test_rtld_local(env):
     out, v = traced(env, [env.prog("gpu_local"), os.path.join(env.progdir, "libgpu_ext_rt.so"),
                           os.path.join(env.progdir, "libgpu_ext_drv.so")])
     eq(v.get("roundtrip"), 1, "round trip")
+    eq(v.get("dlerror_clean"), 1, "no dlerror() left behind by the hooks")
     allocs = recs(dump(env, out), "alloc")
     eq([r["size"] for r in allocs], [7 * MiB, 1 * MiB, 6 * MiB], "sizes")
     in_frames(allocs[0], "ext_rt_alloc")

@@ -13,7 +13,7 @@
  *      _ptsz variant, 3 MiB, leaked;
  *   5. dlsym(RTLD_DEFAULT, "cuMemAlloc_v2"): under the tracker the preload's
  *      hook, whose real function RTLD_NEXT cannot see (libcuda is local):
- *      4 MiB, freed;
+ *      4 MiB, freed, and dlerror() stays clear (via_default=1, else 2);
  *   6. an unknown name through the resolver passes through (not found).
  * Prints key=value lines.
  */
@@ -86,9 +86,12 @@ __attribute__((noinline)) static int alloc_via_default(size_t n)
     if (!fn || !fr)
         return 0; /* not traced: nothing in the global scope defines it */
     CUdeviceptr d = 0;
+    dlerror();
     if (fn(&d, n) != CUDA_SUCCESS || fr(d) != CUDA_SUCCESS)
         exit(1);
-    return 1;
+    /* The hook's own failed lookups (RTLD_NEXT cannot see the local driver)
+     * must not surface in the program's dlerror(). */
+    return dlerror() == NULL ? 1 : 2;
 }
 
 int main(void)
