@@ -137,7 +137,8 @@ struct trk_thread *trk_thread_attach(void)
     trk_tl_thread = t;
     pthread_setspecific(exit_key, t);
     trk_ev_thread_start(t);
-    thread_emit_comm(t);
+    if (!trk_tl_internal) /* our sampler is not one of the program's threads */
+        thread_emit_comm(t);
     trk_stacks_thread_init(t);
     return t;
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/summary_extra.h"
 #include "report/report_internal.h"
 
 struct acc {
@@ -202,6 +203,7 @@ static void print_json(FILE *out, const struct trk_report_set *s, const struct t
         }
         trk_rjson_end_array(&j);
     }
+    trk_summary_json_extra(&j, s, o);
     trk_rjson_end_object(&j);
     trk_rjson_finish(&j);
 }
@@ -271,6 +273,7 @@ int trk_report_summary(const struct trk_report_set *s, const struct trk_report_o
     } else {
         print_text(out, s, o, &lt, rows, nrows, shown);
         print_failed(out, &lt, failed, nfailed, limit);
+        trk_summary_print_extra(out, s, o);
     }
     rc = 0;
     goto done;

@@ -18,7 +18,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import check, eq, eq_all, main  # noqa: E402
+from harness import check, eq, eq_all, ge, main  # noqa: E402
 
 PROGS_SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "progs")
 
@@ -329,6 +329,27 @@ def expect_error(env, args, want_rc, what):
     lines = [ln for ln in err.splitlines() if ln.strip()]
     eq(len(lines), 1, "%s: lines on stderr (%r)" % (what, err))
     check(lines[0].startswith("tracker: "), "%s: message %r" % (what, lines[0]))
+
+
+def test_threads_and_sizes(env):
+    """summary's thread split and size histogram: 6 threads x 50 allocations
+    of 3000 bytes (each keeps one) land in the 2048..4095 bucket and in six
+    thread rows of exactly 50 allocations, 150000 bytes, 3000 leaked."""
+    out, _ = capture(env, "threads", [6, 50, 3000])
+    s = report(env, "summary", [out])
+    workers = [t for t in s["threads"] if t["allocations"] == 50]
+    eq(len(workers), 6, "worker thread rows (%r)" % s["threads"])
+    for t in workers:
+        eq(t["bytes_allocated"], 150000, "bytes per worker")
+        eq(t["leaked_bytes"], 3000, "leaked per worker")
+    names = {t["name"] for t in s["threads"]}
+    check("trk-sampler" not in names, "the tracker's own thread is not listed")
+    b = [h for h in s["size_histogram"] if h["min_size"] == 2048]
+    eq(len(b), 1, "2048..4095 bucket")
+    eq(b[0]["max_size"], 4095, "bucket upper bound")
+    # libc may add a block of its own to this bucket; ours are all there.
+    ge(b[0]["allocations"], 300, "allocations of 3000 bytes in the bucket")
+    ge(b[0]["bytes"], 300 * 3000, "bytes of those allocations")
 
 
 def test_bad_input(env):
