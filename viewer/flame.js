@@ -46,12 +46,21 @@
     constructor(canvas, over, model) {
       this.canvas = canvas;
       this.over = over;
-      this.m = model;
       this.flame = false; // orientation: false = icicle (root on top)
+      this.stats = { frames: 0, layoutMs: 0, drawMs: 0 };
+      this.cap = 0;
+      this.grow(1024);
+      this.setModel(model);
+    }
+
+    // Another tree (the page's memory space selector): zoom, search and
+    // hover refer to its nodes, so they start over; setValues must follow.
+    setModel(model) {
+      this.m = model;
       this.zoom = 0;
       this.match = null; // Uint8Array of matched nodes, or null
       this.hover = -1;
-      this.stats = { frames: 0, layoutMs: 0, drawMs: 0 };
+      this.hoverRect = -1;
       // Colour index per node: kind and a shade from the function's name.
       const n = model.n;
       this.color = new Uint16Array(n);
@@ -65,8 +74,6 @@
         }
         this.color[i] = c;
       }
-      this.cap = 0;
-      this.grow(1024);
     }
 
     grow(cap) {

@@ -2,7 +2,8 @@
 //
 // ui.js - the page's glue: header facts and warnings, controls (mode,
 // thread, metric, orientation, search), zoom with breadcrumbs and Escape,
-// tooltips, the temporal range, and window.trkTest, the small hook the
+// tooltips, the temporal range, the memory space (host or GPU, when the
+// page carries device trees), and window.trkTest, the small hook the
 // browser tests read the page through. Must not: set innerHTML or build
 // markup from strings: every text from the capture goes in by textContent.
 (function () {
@@ -18,9 +19,12 @@
   }
 
   performance.mark('trk:start');
-  const m = T.load();
+  // m and d are the tree shown: the host one, or a device tree of d.alt
+  // (decoded when first chosen; the rest of the data block is shared).
+  let m = T.load();
   performance.mark('trk:decoded');
-  const d = m.raw;
+  let d = m.raw;
+  const spaces = [m];
   const caps = d.caps;
   const root = caps[0];
   const state = {
@@ -84,7 +88,7 @@
       temporary: 'Temporary allocations (freed right after being made)',
       allocated: 'Everything allocated',
     }[d.select] || d.select;
-    const where = d.spaces === 'heap' ? '' : d.spaces === 'heap+mmap' ? ' · heap and anonymous mmap'
+    const where = d.spaces === 'heap' ? (d.alt ? ' · host memory' : '') : d.spaces === 'heap+mmap' ? ' · heap and anonymous mmap'
       : d.spaces === 'gpu' ? ' · GPU memory, every device' : ' · GPU memory of device ' + d.spaces.slice(4);
     let s = (m.temporal ? 'Heap over a time range' : what) + where;
     if (d.inverted) s += ' · inverted: allocating frames at the top';
@@ -147,6 +151,40 @@
       state.thread = +sel.value;
       recompute();
     });
+  }
+
+  // Host memory or a device's: the selector appears only when the page
+  // carries device trees (a capture with GPU events, drawn without --gpu).
+  function spaceBox() {
+    const alts = m.raw.alt;
+    if (!alts) return;
+    $('space-box').hidden = false;
+    const sel = $('space');
+    sel.append(new Option('Host memory', '0'));
+    alts.forEach((a, i) =>
+      sel.append(new Option(a.spaces === 'gpu' ? 'GPU memory' : 'GPU ' + a.spaces.slice(4), String(i + 1))));
+    sel.addEventListener('change', () => setSpace(+sel.value));
+  }
+
+  function setSpace(i) {
+    if (!spaces[i]) spaces[i] = T.decode(Object.assign({}, spaces[0].raw, spaces[0].raw.alt[i - 1]));
+    m = spaces[i];
+    d = m.raw;
+    $('space').value = String(i);
+    flame.setModel(m);
+    state.zoom = 0;
+    // Device trees hold every thread's values: the host's thread list
+    // does not apply to them.
+    if (d.threads_on) {
+      $('thread').disabled = i > 0;
+      if (i > 0) {
+        state.thread = -1;
+        $('thread').value = '-1';
+      }
+    }
+    modeText();
+    mergedNote();
+    recompute();
   }
 
   // ---- Flamegraph ---------------------------------------------------------------
@@ -389,7 +427,10 @@
       high: chart.high,
       orientation: flame.flame ? 'flame' : 'icicle',
       total: flame.tot[0],
+      space: d.spaces,
     }),
+    // The spaces the selector offers ("heap", "gpu", "gpu N"); [] without it.
+    spaces: () => (spaces[0].raw.alt ? [spaces[0].raw.spaces, ...spaces[0].raw.alt.map((a) => a.spaces)] : []),
     stats: () => Object.assign({}, flame.stats),
     redraw: () => {
       const t0 = performance.now();
@@ -408,6 +449,7 @@
   modeText();
   legend();
   mergedNote();
+  spaceBox();
   threads();
   temporal();
   wire();

@@ -382,6 +382,20 @@ static int write_fixed(FILE *f, struct trk_fg_model *m, const struct trk_report_
     return 0;
 }
 
+/* Another memory space the page can switch to (device memory of a capture
+ * with GPU events, drawn without --gpu): a tree of its own, pruned at the
+ * page's threshold, with values for all threads (the thread list is the
+ * host tree's). */
+#define MAX_ALTS 9 /* every device, then up to 8 devices one by one */
+struct alt {
+    struct trk_report_opts o;
+    struct trk_flamegraph_opts fo;
+    struct trk_fg_model m;
+    struct trk_fg_pruned pr;
+    struct trk_fg_agg self;
+    char label[16];
+};
+
 struct page {
     struct trk_fg_model m;
     struct trk_fg_pruned pr;
@@ -389,6 +403,8 @@ struct page {
     struct trk_temporal t;
     char *fixed;
     size_t fixed_len;
+    struct alt alt[MAX_ALTS];
+    size_t nalt;
 };
 
 static size_t budget_of(const struct trk_flamegraph_opts *fo)
@@ -431,7 +447,27 @@ static int write_data(struct page *pg, const struct trk_report_set *s,
     } else {
         fputs("\"self\":", f);
         write_agg(f, &pg->self, cols);
-        fputc('}', f);
+        if (pg->nalt)
+            fputs(",\"alt\":[", f);
+        static const char *const alt_cols[4] = {"node", NULL, NULL, NULL};
+        for (size_t i = 0; i < pg->nalt && rc == 0; i++) {
+            struct alt *a = &pg->alt[i];
+            if (trk_fg_prune(&a->m, fraction, &a->pr) < 0 ||
+                trk_fg_self_rows(&a->m, s, &a->o, &a->fo, &a->pr, &a->self) < 0) {
+                rc = -1;
+                break;
+            }
+            fprintf(f,
+                    "%s{\"spaces\":\"%s\",\"merged\":{\"frames\":%zu,\"threshold_pct\":%.6g,"
+                    "\"asked_pct\":%.6g,\"budget\":%zu},",
+                    i ? "," : "", a->label, a->pr.merged_frames, fraction * 100, fo->threshold_pct,
+                    budget_of(fo));
+            rc = write_locs(f, &a->m, &a->pr);
+            fputs("\"self\":", f);
+            write_agg(f, &a->self, alt_cols);
+            fputc('}', f);
+        }
+        fputs(pg->nalt ? "]}" : "}", f);
     }
     if (fclose(f) != 0 || rc < 0) {
         free(*buf);
@@ -443,12 +479,60 @@ static int write_data(struct page *pg, const struct trk_report_set *s,
 
 static void page_free(struct page *pg)
 {
+    for (size_t i = 0; i < pg->nalt; i++) {
+        trk_fg_model_free(&pg->alt[i].m);
+        trk_fg_pruned_free(&pg->alt[i].pr);
+        trk_fg_agg_free(&pg->alt[i].self);
+    }
     trk_fg_model_free(&pg->m);
     trk_fg_pruned_free(&pg->pr);
     trk_fg_agg_free(&pg->self);
     trk_fg_agg_free(&pg->rows);
     trk_temporal_free(&pg->t);
     free(pg->fixed);
+}
+
+/* Device memory beside the host tree: when the page shows host memory of a
+ * capture set with GPU events, one tree of every device, and one per device
+ * where there are several. Not with --temporal (heap only). The options
+ * are copies that borrow o's arrays; they are never freed. */
+static int build_alts(struct page *pg, const struct trk_report_set *s,
+                      const struct trk_report_opts *o, const struct trk_flamegraph_opts *fo)
+{
+    if (o->gpu || fo->temporal)
+        return 0;
+    int32_t dev[MAX_ALTS - 1];
+    size_t ndev = 0;
+    bool any = false;
+    for (size_t i = 0; i < s->n; i++)
+        for (size_t k = 0; k < s->v[i].prof.ngpu_timeline; k++) {
+            int32_t d = s->v[i].prof.gpu_timeline[k].device;
+            any = true;
+            bool seen = d < 0;
+            for (size_t j = 0; j < ndev && !seen; j++)
+                seen = dev[j] == d;
+            if (!seen && ndev < MAX_ALTS - 1)
+                dev[ndev++] = d;
+        }
+    if (!any)
+        return 0;
+    for (size_t i = 0; i < (ndev > 1 ? ndev + 1 : 1); i++) {
+        struct alt *a = &pg->alt[pg->nalt++];
+        a->o = *o;
+        a->o.gpu = true;
+        a->o.mmap = false;
+        a->o.device = i ? dev[i - 1] : -1;
+        a->fo = *fo;
+        a->fo.threads = false;
+        /* As spaces_label words it: "gpu" or "gpu N". */
+        if (i == 0)
+            snprintf(a->label, sizeof(a->label), "gpu");
+        else
+            snprintf(a->label, sizeof(a->label), "gpu %d", (int)a->o.device);
+        if (trk_fg_model_build(&a->m, s, &a->o, &a->fo) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 /* The second pass of --temporal, over a new reader of the first capture. */
@@ -476,6 +560,8 @@ int trk_flamegraph_write(FILE *f, const struct trk_report_set *s, const struct t
     int rc = -1;
     memset(res, 0, sizeof(*res));
     if (trk_fg_model_build(&pg.m, s, o, fo) < 0)
+        goto oom;
+    if (build_alts(&pg, s, o, fo) < 0)
         goto oom;
     if (fo->temporal && temporal_pass(&pg, s, err, errlen) < 0)
         goto out;
@@ -508,12 +594,17 @@ int trk_flamegraph_write(FILE *f, const struct trk_report_set *s, const struct t
             break; /* everything merged already: only the fixed part is left */
         }
     }
+    size_t nodes = pg.pr.n, merged = pg.pr.merged_frames;
+    for (size_t i = 0; i < pg.nalt; i++) { /* the summary line counts every tree */
+        nodes += pg.alt[i].pr.n;
+        merged += pg.alt[i].pr.merged_frames;
+    }
     fwrite(trk_viewer_head, 1, trk_viewer_head_len, f);
     fwrite(buf, 1, len, f);
     fwrite(trk_viewer_tail, 1, trk_viewer_tail_len, f);
     *res = (struct trk_flamegraph_result){.bytes = frame + len,
-                                          .nodes = pg.pr.n,
-                                          .merged_frames = pg.pr.merged_frames,
+                                          .nodes = nodes,
+                                          .merged_frames = merged,
                                           .threshold_pct = fraction * 100,
                                           .buckets = fo->temporal ? pg.t.nbuckets : 0};
     rc = 0;

@@ -18,11 +18,11 @@ const prog = (name) => path.join(E.TRK_PROGDIR, name);
 const work = (name) => path.join(E.TRK_WORK, name);
 const artifact = (name) => path.join(E.TRK_ARTIFACTS, name);
 
-// Runs tracker; returns {status, stdout, stderr, ms}.
-function tracker(args, timeoutMs = 300000) {
+// Runs tracker (env: extra variables); returns {status, stdout, stderr, ms}.
+function tracker(args, timeoutMs = 300000, env = {}) {
   const t0 = Date.now();
   const r = spawnSync(E.TRK_TRACKER, args, {
-    env: Object.assign({}, process.env, { TRACKER_LIB: E.TRK_PRELOAD }),
+    env: Object.assign({}, process.env, env, { TRACKER_LIB: E.TRK_PRELOAD }),
     encoding: 'utf8',
     timeout: timeoutMs,
     maxBuffer: 64 << 20,
@@ -31,16 +31,17 @@ function tracker(args, timeoutMs = 300000) {
   return { status: r.status, stdout: r.stdout, stderr: r.stderr, ms: Date.now() - t0 };
 }
 
-function must(args, timeoutMs) {
-  const r = tracker(args, timeoutMs);
+function must(args, timeoutMs, env) {
+  const r = tracker(args, timeoutMs, env);
   assert.strictEqual(r.status, 0, 'tracker ' + args.join(' ') + ' failed:\n' + r.stderr);
   return r;
 }
 
-// Records argv into a capture; returns its path.
-function record(name, argv) {
+// Records argv (with extra environment variables env) into a capture;
+// returns its path.
+function record(name, argv, env) {
   const out = work(name + '.bin');
-  must(['run', '-q', '-o', out, '--', ...argv]);
+  must(['run', '-q', '-o', out, '--', ...argv], undefined, env);
   return out;
 }
 

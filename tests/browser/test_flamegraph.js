@@ -246,6 +246,73 @@ const tests = [
     for (const rep of [env.temporal, env.threads]) await threadFilter(ctx, rep);
   }],
 
+  ['host and GPU memory switch', async (ctx, env) => {
+    const dir = process.env.TRK_GPUDIR;
+    const exe = dir && path.join(dir, 'gpu_runtime13');
+    if (!exe || !fs.existsSync(exe)) {
+      console.log('# skip: no ' + (exe || 'TRK_GPUDIR'));
+      return;
+    }
+    const libs = [path.join(dir, 'fake', 'cuda'), path.join(dir, 'fake', 'cudart13')].join(':');
+    const cap = L.record('gpu', [exe, 'basic'], { LD_LIBRARY_PATH: libs });
+    const sum = JSON.parse(L.must(['summary', '--gpu', '--json', cap]).stdout);
+    const own = (fn) => sum.locations.find((x) => x.function === fn).own_bytes;
+    const host = JSON.parse(L.must(['stats', '--json', cap]).stdout).peak_heap_bytes;
+    const rep = L.report(cap, 'gpu', ['--threshold', '0']);
+    const { page, log } = await L.open(ctx, rep.file);
+    assert.ok(await page.isVisible('#space'));
+    assert.deepStrictEqual(await page.evaluate(() => window.trkTest.spaces()), ['heap', 'gpu']);
+    let st = await L.state(page);
+    assert.strictEqual(st.space, 'heap');
+    assert.strictEqual(st.total, host);
+    assert.match(await page.textContent('#mode'), /host memory/);
+    // Zoomed and searching on the host tree, then to device memory:
+    // zoom starts over, the search applies to the new tree.
+    await L.clickFrame(page, (await L.frames(page)).find((f) => f.depth === 1));
+    assert.notStrictEqual((await L.state(page)).zoom, 'all');
+    await typeSearch(page, 'cudaMalloc');
+    await page.selectOption('#space', { label: 'GPU memory' });
+    st = await L.state(page);
+    assert.strictEqual(st.space, 'gpu');
+    assert.strictEqual(st.zoom, 'all');
+    assert.strictEqual(await page.textContent('#mode'), 'Live at the peak · GPU memory, every device');
+    let fr = await L.frames(page);
+    for (const fn of ['cudaMalloc', 'malloc_async']) {
+      assert.ok(own(fn) > 0, fn + ' in summary --gpu');
+      assert.strictEqual(byName(fr, fn).reduce((a, f) => a + f.value, 0), own(fn), fn);
+    }
+    assert.ok(st.search.frames > 0 && st.search.value >= own('cudaMalloc'), JSON.stringify(st.search));
+    const one = await L.frame(page, 'malloc_async');
+    await L.clickFrame(page, one);
+    st = await L.state(page);
+    assert.strictEqual(st.zoom, 'malloc_async');
+    assert.ok((await L.frame(page, 'malloc_async', (f) => f.value === one.value)).w > one.w, 'zoomed in');
+    await page.selectOption('#space', { label: 'Host memory' });
+    st = await L.state(page);
+    assert.strictEqual(st.space, 'heap');
+    assert.strictEqual(st.zoom, 'all');
+    assert.strictEqual(st.total, host);
+    assert.strictEqual(st.search.whole, host, 'the search now covers the host tree');
+    await L.shot(page, 'gpu');
+    L.clean(log);
+    await page.close();
+    // With --threads the device trees carry every thread's values: the
+    // thread filter is off while one is shown.
+    const th = await L.open(ctx, L.report(cap, 'gpu-threads', ['--threads', '--threshold', '0']).file);
+    await th.page.selectOption('#space', { label: 'GPU memory' });
+    assert.ok(await th.page.isDisabled('#thread'));
+    assert.strictEqual((await L.state(th.page)).total, (await L.frame(th.page, 'all')).value);
+    await th.page.selectOption('#space', { label: 'Host memory' });
+    assert.ok(!(await th.page.isDisabled('#thread')));
+    L.clean(th.log);
+    await th.page.close();
+    // Without GPU events, no selector.
+    const { page: p2 } = await L.open(ctx, env.peak.file);
+    assert.ok(!(await p2.isVisible('#space')));
+    assert.deepStrictEqual(await p2.evaluate(() => window.trkTest.spaces()), []);
+    await p2.close();
+  }],
+
   ['output file rules and exit codes', async (ctx, env) => {
     const out = L.work('rules.html');
     fs.writeFileSync(out, 'keep me');
