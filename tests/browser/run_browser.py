@@ -19,7 +19,20 @@ import subprocess
 import sys
 
 SKIP = 77
-PLAYWRIGHT = "playwright-core@1.65.1"
+# playwright-core 1.5x+ needs Node 20; Debian 12's own nodejs is 18, for
+# which 1.49 (Node >= 18) is the newest that runs.
+PLAYWRIGHT_NODE20 = "playwright-core@1.65.1"
+PLAYWRIGHT_NODE18 = "playwright-core@1.49.1"
+
+
+def playwright_version():
+    try:
+        out = subprocess.run(["node", "--version"], stdout=subprocess.PIPE, text=True,
+                             timeout=30).stdout.strip()
+        major = int(out.lstrip("v").split(".")[0])
+    except (OSError, ValueError, subprocess.SubprocessError):
+        major = 20
+    return PLAYWRIGHT_NODE20 if major >= 20 else PLAYWRIGHT_NODE18
 CHROMIUM = "/usr/bin/chromium"
 
 
@@ -38,12 +51,13 @@ def ensure_playwright(cache):
         env = dict(os.environ)
         # Never let the package fetch a browser of its own.
         env["PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD"] = "1"
+        pkg = playwright_version()
         r = subprocess.run([npm, "install", "--prefix", cache, "--no-audit", "--no-fund",
-                            "--loglevel=error", PLAYWRIGHT],
+                            "--loglevel=error", pkg],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                            timeout=300)
         if r.returncode != 0 or not os.path.isdir(mod):
-            sys.exit("npm install %s failed:\n%s" % (PLAYWRIGHT, r.stdout))
+            sys.exit("npm install %s failed:\n%s" % (pkg, r.stdout))
     return mod
 
 
