@@ -102,11 +102,21 @@ static bool kind_occurred(const struct trk_gpu_kind_stats *k)
     return k->allocations != 0;
 }
 
+/* --device N: only that device's GPU figures; -1 = every device. */
+static int64_t only_device = -1;
+
+static bool device_shown(const struct trk_gpu_stats *g)
+{
+    return only_device < 0 || g->device == only_device;
+}
+
 static void print_gpu_table(const struct trk_stats *s)
 {
     char a[96], b[96], c[96], d[96];
     for (size_t i = 0; i < s->ngpu; i++) {
         const struct trk_gpu_stats *g = &s->gpu[i];
+        if (!device_shown(g))
+            continue;
         if (g->device < 0)
             printf("\nGPU, device unknown (device memory: device, managed, async, VMM, array)\n");
         else
@@ -181,6 +191,8 @@ static void json_gpu(struct trk_json *j, const struct trk_stats *s)
     trk_json_begin_object(j, "gpu");
     for (size_t i = 0; i < s->ngpu; i++) {
         const struct trk_gpu_stats *g = &s->gpu[i];
+        if (!device_shown(g))
+            continue;
         trk_json_begin_object(j, device_key(g->device, key, sizeof(key)));
         trk_json_u64(j, "allocations", g->allocations);
         trk_json_u64(j, "frees", g->frees);
@@ -217,7 +229,7 @@ static void json_gpu(struct trk_json *j, const struct trk_stats *s)
     trk_json_end_object(j);
 }
 
-static void print_table(const char *file, const struct trk_stats *s)
+static void print_table(const char *file, const struct trk_stats *s, bool gpu_only)
 {
     char a[96], b[96], c[96];
     print_warnings(s);
@@ -226,6 +238,16 @@ static void print_table(const char *file, const struct trk_stats *s)
     printf("%-22s %" PRIu32 "\n", "PID", s->pid);
     printf("%-22s %.3f s\n", "Duration", s->duration_s);
     printf("%-22s %s\n", "Threads", grouped(s->threads, a, sizeof(a)));
+    if (gpu_only) {
+        bool any = false;
+        for (size_t i = 0; i < s->ngpu; i++)
+            any |= device_shown(&s->gpu[i]);
+        if (!any)
+            printf("\nno GPU memory was recorded%s\n", only_device >= 0 ? " on that device" : "");
+        print_gpu_table(s);
+        print_driver_host(s);
+        return;
+    }
     printf("\nHeap (malloc family, requested sizes)\n");
     printf(ROW, "Allocations", grouped(s->allocations, a, sizeof(a)));
     printf(ROW, "Frees", grouped(s->frees, a, sizeof(a)));
@@ -260,13 +282,23 @@ static void print_table(const char *file, const struct trk_stats *s)
     print_driver_host(s);
 }
 
-static void print_json(const struct trk_stats *s)
+static void print_json(const struct trk_stats *s, bool gpu_only)
 {
     struct trk_json j;
     trk_json_init(&j, stdout);
     trk_json_begin_object(&j, NULL);
     trk_json_u64(&j, "pid", s->pid);
     trk_json_string(&j, "command", s->command);
+    if (gpu_only) {
+        /* --gpu: the run's identity and integrity, then the GPU figures. */
+        trk_json_double(&j, "duration_s", s->duration_s);
+        trk_json_bool(&j, "truncated", s->truncated);
+        trk_json_u64(&j, "lost_events", s->lost_events);
+        json_gpu(&j, s);
+        trk_json_end_object(&j);
+        trk_json_finish(&j);
+        return;
+    }
     trk_json_u64(&j, "allocations", s->allocations);
     trk_json_u64(&j, "frees", s->frees);
     trk_json_u64(&j, "bytes_allocated", s->bytes_allocated);
@@ -307,7 +339,7 @@ static void print_json(const struct trk_stats *s)
 
 int trk_cmd_stats(int argc, char **argv)
 {
-    bool json = false, no_more_options = false;
+    bool json = false, gpu_only = false, no_more_options = false;
     const char *file = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -315,6 +347,17 @@ int trk_cmd_stats(int argc, char **argv)
             no_more_options = true;
         } else if (!no_more_options && strcmp(a, "--json") == 0) {
             json = true;
+        } else if (!no_more_options && strcmp(a, "--gpu") == 0) {
+            gpu_only = true;
+        } else if (!no_more_options && strcmp(a, "--device") == 0) {
+            uint64_t n;
+            if (i + 1 >= argc || trk_cli_parse_uint(argv[i + 1], 0, 1u << 20, &n) < 0) {
+                trk_cli_error("stats: --device needs a device ordinal (0, 1, ...)");
+                return TRK_EXIT_USAGE;
+            }
+            only_device = (int64_t)n;
+            gpu_only = true;
+            i++;
         } else if (!no_more_options && (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)) {
             trk_cli_usage(stdout);
             return TRK_EXIT_OK;
@@ -346,9 +389,9 @@ int trk_cmd_stats(int argc, char **argv)
         trk_cli_error("%s: out of memory", file);
     if (rc == 0) {
         if (json)
-            print_json(&s);
+            print_json(&s, gpu_only);
         else
-            print_table(file, &s);
+            print_table(file, &s, gpu_only);
     }
     trk_stats_free(&s);
     trk_reader_close(r);

@@ -18,6 +18,7 @@ from running the tracker. Same conventions as tests/integration (harness.py).
 """
 
 import json
+import subprocess
 import os
 import sys
 
@@ -317,6 +318,26 @@ def test_devices(env):
            what="device 0")
     device(st, 1, 2, 1, 6 * MiB, 6 * MiB, 4 * MiB, 1, {"device": (2, 6 * MiB, 6 * MiB, 4 * MiB)},
            what="device 1")
+
+
+def test_stats_device_selection(env):
+    """`stats --gpu` keeps only the GPU figures, `--device N` only device N."""
+    out, _ = traced(env, [env.prog("gpu_driver"), "device"])
+    cp = subprocess.run([env.tracker, "stats", "--json", "--device", "1", out],
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    eq(cp.returncode, 0, "stats --device 1 exit status")
+    st = json.loads(cp.stdout)
+    eq(sorted(st["gpu"]), ["1"], "devices shown with --device 1")
+    eq(st["gpu"]["1"]["peak_bytes"], 6 * MiB, "device 1 peak")
+    check("peak_heap_bytes" not in st, "host figures left out of the GPU view")
+    cp = subprocess.run([env.tracker, "stats", "--gpu", out], stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE, text=True)
+    eq(cp.returncode, 0, "stats --gpu exit status")
+    check("GPU 0" in cp.stdout and "GPU 1" in cp.stdout, "both devices in the text view")
+    check("Heap (malloc family" not in cp.stdout, "no host section in the GPU view")
+    cp = subprocess.run([env.tracker, "stats", "--device", "x", out], stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE, text=True)
+    eq(cp.returncode, 2, "bad --device value is a usage error")
 
 
 def test_no_context_device_unknown(env):
