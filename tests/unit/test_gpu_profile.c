@@ -29,124 +29,8 @@
 #include "common/crc32c.h"
 #include "format/record.h"
 
-/* ---- A tiny capture writer, as in test_profile.c: header, stored DATA
- * chunks, a WATERMARK after each flush, END. ------------------------------- */
-
-#define TC_STREAMS  4
-#define TC_FLUSH_AT (256u << 10)
-#define CLOCK_BASE  UINT64_C(1000000000)
-
-struct tc_stream {
-    struct trk_rec_state st;
-    uint8_t *buf;
-    size_t len, cap;
-    uint64_t off;
-};
-
-struct tcap {
-    uint8_t *file;
-    size_t len, cap;
-    struct tc_stream s[TC_STREAMS];
-    unsigned ns;
-    uint64_t seq, ts, chunks;
-};
-
-static void tc_put(struct tcap *c, const void *p, size_t n)
-{
-    if (c->len + n > c->cap) {
-        c->cap = (c->len + n) * 2;
-        c->file = realloc(c->file, c->cap);
-        assert_non_null(c->file);
-    }
-    memcpy(c->file + c->len, p, n);
-    c->len += n;
-}
-
-static void le(uint8_t *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void tc_chunk(struct tcap *c, uint8_t type, uint32_t stream, uint64_t arg,
-                     const uint8_t *payload, size_t n)
-{
-    uint8_t h[TRK_CHUNK_HEAD] = {0};
-    memcpy(h, TRK_CHUNK_MAGIC, 4);
-    h[4] = type;
-    h[5] = TRK_CODEC_STORED;
-    le(h + 8, stream, 4);
-    le(h + 12, n, 4);
-    le(h + 16, n, 4);
-    le(h + 24, arg, 8);
-    uint32_t crc = trk_crc32c(0, h + 4, 16);
-    crc = trk_crc32c(crc, h + 24, 8);
-    crc = trk_crc32c(crc, payload, n);
-    le(h + 20, crc, 4);
-    tc_put(c, h, sizeof(h));
-    tc_put(c, payload, n);
-    c->chunks++;
-}
-
-static void tc_begin(struct tcap *c)
-{
-    memset(c, 0, sizeof(*c));
-    static const char argv[] = "gpuprog";
-    uint8_t h[TRK_FMT_HEADER_FIXED + TRK_FMT_TLV_HEAD + sizeof(argv) + 4] = {0};
-    uint32_t len = (uint32_t)sizeof(h);
-    memcpy(h, TRK_FMT_MAGIC, 8);
-    le(h + 8, TRK_FMT_VERSION, 2);
-    le(h + 12, len, 4);
-    le(h + 16, 77, 4);
-    le(h + 24, 77, 4);
-    le(h + 28, 4096, 4);
-    le(h + 40, CLOCK_BASE, 8);
-    le(h + 56, 128, 4);
-    le(h + 60, TRK_OPT_MMAP, 4);
-    le(h + 64, TRK_TLV_CMDLINE, 2);
-    le(h + 68, sizeof(argv), 4);
-    memcpy(h + 72, argv, sizeof(argv));
-    le(h + len - 4, trk_crc32c(0, h, len - 4), 4);
-    tc_put(c, h, len);
-    c->ts = CLOCK_BASE;
-}
-
-static void tc_at(struct tcap *c, uint64_t rel_ns)
-{
-    c->ts = CLOCK_BASE + rel_ns;
-}
-
-static void tc_flush(struct tcap *c)
-{
-    for (unsigned i = 0; i < c->ns; i++) {
-        struct tc_stream *s = &c->s[i];
-        if (!s->len)
-            continue;
-        tc_chunk(c, TRK_CHUNK_DATA, i + 1, s->off, s->buf, s->len);
-        s->off += s->len;
-        s->len = 0;
-    }
-    uint8_t none = 0;
-    tc_chunk(c, TRK_CHUNK_WATERMARK, 0, c->seq + 1, &none, 0);
-}
-
-static uint8_t *tc_room(struct tcap *c, unsigned s)
-{
-    struct tc_stream *st = &c->s[s];
-    if (st->len + TRK_REC_MAX > st->cap) {
-        st->cap = st->cap ? st->cap * 2 : 4096;
-        st->buf = realloc(st->buf, st->cap);
-        assert_non_null(st->buf);
-    }
-    return st->buf + st->len;
-}
-
-static void tc_commit(struct tcap *c, unsigned s, uint8_t *end)
-{
-    c->s[s].len = (size_t)(end - c->s[s].buf);
-    if (c->s[s].len > TC_FLUSH_AT)
-        tc_flush(c);
-}
+#define TC_STREAMS 4
+#include "tcap.h"
 
 /* One record in stream `strm`: `call` encodes at p with delta state st. */
 #define EMIT(cap, strm, call)                                                                      \
@@ -157,24 +41,11 @@ static void tc_commit(struct tcap *c, unsigned s, uint8_t *end)
     } while (0)
 
 /* A program thread's stream, with stacks 1..8 (frame 0x1000 * id). */
-static unsigned tc_thread(struct tcap *c, uint32_t tid)
+static unsigned gthread(struct tcap *c, uint32_t tid)
 {
-    assert_true(c->ns < TC_STREAMS);
-    unsigned s = c->ns++;
-    EMIT(c, s, trk_enc_thread(p, st, ++c->seq, c->ts, tid, 0));
-    for (uint64_t id = 1; id <= 8; id++)
-        EMIT(c, s, trk_enc_stack(p, st, id, 0, 0x1000 * id));
+    unsigned s = tc_thread(c, tid, 0);
+    tc_stacks(c, s, 8);
     return s;
-}
-
-static void tc_alloc(struct tcap *c, unsigned s, uint64_t addr, uint64_t size, uint64_t stack)
-{
-    EMIT(c, s, trk_enc_alloc(p, st, TRK_ALLOC_MALLOC, ++c->seq, c->ts, addr, size, stack));
-}
-
-static void tc_free(struct tcap *c, unsigned s, uint64_t addr)
-{
-    EMIT(c, s, trk_enc_free(p, st, TRK_ALLOC_FREE, ++c->seq, c->ts, addr));
 }
 
 static void tc_galloc(struct tcap *c, unsigned s, unsigned api, unsigned kind, int64_t dev,
@@ -225,33 +96,6 @@ static void tc_dev(struct tcap *c, unsigned s, int64_t dev, uint64_t addr, uint6
 static void tc_devfree(struct tcap *c, unsigned s, int64_t dev, uint64_t addr)
 {
     tc_gfree(c, s, TRK_GPU_API_CUMEMFREE, TRK_GPU_DEVICE, dev, addr);
-}
-
-static struct trk_reader *tc_open(struct tcap *c)
-{
-    tc_flush(c);
-    uint8_t end[5 * TRK_VARINT_MAX], *p = end;
-    p = trk_put_varint(p, c->ts);
-    p = trk_put_varint(p, TRK_END_EXIT);
-    p = trk_put_varint(p, c->chunks);
-    p = trk_put_varint(p, 0);
-    p = trk_put_varint(p, c->ns);
-    tc_chunk(c, TRK_CHUNK_END, 0, 0, end, (size_t)(p - end));
-    int fd = memfd_create("capture", 0);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, c->file, c->len), (ssize_t)c->len);
-    lseek(fd, 0, SEEK_SET);
-    struct trk_reader *r = NULL;
-    char err[256];
-    assert_int_equal(trk_reader_open_fd(fd, "test", &r, err, sizeof(err)), 0);
-    return r;
-}
-
-static void tc_free_all(struct tcap *c)
-{
-    for (unsigned i = 0; i < TC_STREAMS; i++)
-        free(c->s[i].buf);
-    free(c->file);
 }
 
 /* ---- Helpers -------------------------------------------------------------------- */
@@ -330,7 +174,7 @@ static void test_two_devices(void **state)
     (void)state;
     struct tcap c;
     tc_begin(&c);
-    unsigned t = tc_thread(&c, 100);
+    unsigned t = gthread(&c, 100);
     /* {device, address, size (0: free it), stack}, one per microsecond:
      * device 0 peaks at 4000 bytes (t = 3 us), device 1 at 7000 (6 us). */
     static const struct {
@@ -391,7 +235,7 @@ static void test_each_kind(void **state)
     };
     struct tcap c;
     tc_begin(&c);
-    unsigned t = tc_thread(&c, 100);
+    unsigned t = gthread(&c, 100);
     for (unsigned i = 0; i < 7; i++) {
         tc_at(&c, 1000 * (i + 1));
         tc_galloc(&c, t, k[i].api, k[i].kind, 0, k[i].addr, k[i].size, 0, i + 1);
@@ -433,7 +277,7 @@ static void test_vmm(void **state)
     const uint64_t va = UINT64_C(0x7f0000000000), handle = 0x1000, two_mib = 2u << 20;
     struct tcap c;
     tc_begin(&c);
-    unsigned t = tc_thread(&c, 100);
+    unsigned t = gthread(&c, 100);
     tc_at(&c, 1000);
     /* Reserving a terabyte of address space is no memory. */
     tc_galloc(&c, t, TRK_GPU_API_CUMEMADDRESSRESERVE, TRK_GPU_VA_RESERVE, 0, va, UINT64_C(1) << 40,
@@ -474,7 +318,7 @@ static void test_async(void **state)
     (void)state;
     struct tcap c;
     tc_begin(&c);
-    unsigned t = tc_thread(&c, 100);
+    unsigned t = gthread(&c, 100);
     tc_at(&c, 1000);
     tc_galloc(&c, t, TRK_GPU_API_CUMEMALLOCASYNC, TRK_GPU_ASYNC, 0, A(1), 1000, 5, 1);
     tc_galloc(&c, t, TRK_GPU_API_CUMEMALLOCFROMPOOLASYNC, TRK_GPU_ASYNC, 0, A(2), 2000, 5, 2);
@@ -517,7 +361,7 @@ static void test_unknown_release_resolved(void **state)
     (void)state;
     struct tcap c;
     tc_begin(&c);
-    unsigned t = tc_thread(&c, 100);
+    unsigned t = gthread(&c, 100);
     tc_at(&c, 1000);
     tc_galloc(&c, t, TRK_GPU_API_CUMEMALLOCMANAGED, TRK_GPU_MANAGED, 1, A(1), 300, 0, 1);
     tc_galloc(&c, t, TRK_GPU_API_CUMEMCREATE, TRK_GPU_VMM_PHYS, 1, 0x77, 4096, 0, 2);
@@ -554,7 +398,7 @@ static void test_failed_allocation(void **state)
     (void)state;
     struct tcap c;
     tc_begin(&c);
-    unsigned t = tc_thread(&c, 100);
+    unsigned t = gthread(&c, 100);
     tc_at(&c, 1000);
     tc_dev(&c, t, 0, A(1), 1000, 1);
     tc_at(&c, 2000);
@@ -591,7 +435,7 @@ static void test_driver_meminfo(void **state)
     const uint64_t mib = 1u << 20, total = UINT64_C(80) << 30;
     struct tcap c;
     tc_begin(&c);
-    unsigned t = tc_thread(&c, 100);
+    unsigned t = gthread(&c, 100);
     tc_at(&c, 1000);
     tc_meminfo(&c, t, 0, 100 * mib, total);
     tc_at(&c, 5000);
@@ -631,7 +475,7 @@ static void test_driver_meminfo(void **state)
 static void write_driver_capture(struct tcap *c)
 {
     tc_begin(c);
-    unsigned t = tc_thread(c, 100);
+    unsigned t = gthread(c, 100);
     tc_at(c, 1000);
     tc_alloc(c, t, 0x1000, 100, 1);
     tc_scope(c, t, 1);
@@ -738,7 +582,7 @@ static void test_gpu_timeline_bounded(void **state)
     (void)state;
     struct tcap c;
     tc_begin(&c);
-    unsigned t = tc_thread(&c, 100);
+    unsigned t = gthread(&c, 100);
     const uint64_t n = 100000, spike_at = 40000;
     for (uint64_t i = 0; i < n; i++) {
         int dev = (int)(i & 1);
@@ -787,7 +631,7 @@ static void test_hostile_devices(void **state)
     (void)state;
     struct tcap c;
     tc_begin(&c);
-    unsigned t = tc_thread(&c, 100);
+    unsigned t = gthread(&c, 100);
     tc_at(&c, 1000);
     tc_dev(&c, t, 1000, A(1), 10, 1);
     tc_dev(&c, t, -5, A(2), 20, 1);
@@ -830,7 +674,7 @@ static void test_random_invariants(void **state)
     static const int64_t devs[] = {-1, 0, 1, 2, 63, 64, 1000};
     struct tcap c;
     tc_begin(&c);
-    unsigned t = tc_thread(&c, 100);
+    unsigned t = gthread(&c, 100);
     int depth = 0;
     for (uint64_t i = 0; i < 200000; i++) {
         tc_at(&c, i * 100 + rnd(150)); /* times may step back a little */
