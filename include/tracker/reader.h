@@ -26,16 +26,16 @@ struct trk_reader;
 /* Header metadata. Strings are NUL-terminated and never NULL ("" when the
  * TLV is absent). */
 struct trk_reader_info {
-    uint32_t version;        /* format version of the file */
+    uint32_t version; /* format version of the file */
     uint32_t pid, ppid, root_pid;
     uint32_t page_size;
     uint64_t start_realtime; /* ns since the Unix epoch */
     uint64_t clock_base;     /* CLOCK_MONOTONIC ns at start; event ts use this clock */
     uint64_t session;
     uint32_t max_depth;
-    uint32_t options;        /* TRK_OPT_* bits of format.h */
+    uint32_t options; /* TRK_OPT_* bits of format.h */
     int argc;
-    char **argv;             /* argc entries, then NULL */
+    char **argv; /* argc entries, then NULL */
     const char *exe;
     const char *host;
     const char *cwd;
@@ -43,31 +43,31 @@ struct trk_reader_info {
 };
 
 enum trk_event_type {
-    TRK_EV_ALLOC = 1,     /* heap block acquired: addr, size (requested), stack, kind */
-    TRK_EV_FREE,          /* heap block released: addr, kind */
-    TRK_EV_MMAP,          /* [addr, addr+size) mapped: stack, map.prot/flags, TRK_EVF_FILE */
-    TRK_EV_MUNMAP,        /* [addr, addr+size) unmapped */
-    TRK_EV_MREMAP_OLD,    /* first half of mremap: release [addr, addr+size); pair.* */
-    TRK_EV_MREMAP_NEW,    /* second half: acquisition of [addr, addr+size); pair.*, stack */
-    TRK_EV_THREAD_START,  /* first record of a stream; tid is the new thread */
-    TRK_EV_THREAD_NAME,   /* thread_name.*; names thread_name.tid (maybe not tid) */
+    TRK_EV_ALLOC = 1,    /* heap block acquired: addr, size (requested), stack, kind */
+    TRK_EV_FREE,         /* heap block released: addr, kind */
+    TRK_EV_MMAP,         /* [addr, addr+size) mapped: stack, map.prot/flags, TRK_EVF_FILE */
+    TRK_EV_MUNMAP,       /* [addr, addr+size) unmapped */
+    TRK_EV_MREMAP_OLD,   /* first half of mremap: release [addr, addr+size); pair.* */
+    TRK_EV_MREMAP_NEW,   /* second half: acquisition of [addr, addr+size); pair.*, stack */
+    TRK_EV_THREAD_START, /* first record of a stream; tid is the new thread */
+    TRK_EV_THREAD_NAME,  /* thread_name.*; names thread_name.tid (maybe not tid) */
     TRK_EV_THREAD_EXIT,
-    TRK_EV_RSS,           /* rss.anon, rss.file: resident bytes */
-    TRK_EV_MODULES,       /* modules.*: a new module snapshot (see trk_reader_modules) */
-    TRK_EV_LOST,          /* lost.count events the thread could not record */
+    TRK_EV_RSS,     /* rss.anon, rss.file: resident bytes */
+    TRK_EV_MODULES, /* modules.*: a new module snapshot (see trk_reader_modules) */
+    TRK_EV_LOST,    /* lost.count events the thread could not record */
     /* GPU events (docs/FORMAT.md §4, GPU records). kind is the memory kind
      * (enum trk_gpu_kind of format.h), device the ordinal (-1 = unknown). */
-    TRK_EV_GPU_ALLOC,     /* GPU memory acquired: addr (a handle for VMM and array kinds),
-                           * size, stack, kind, u.gpu.{device, api, stream} */
-    TRK_EV_GPU_FREE,      /* GPU memory released: addr, kind, u.gpu.{device, api}; kind 0
-                           * and device -1 when the tracker could not tell (take them
-                           * from the matching allocation) */
-    TRK_EV_GPU_FAIL,      /* allocation refused by the driver: size, stack, kind,
-                           * u.gpu.{device, api, result} (2 = out of memory) */
-    TRK_EV_GPU_MAP,       /* VMM: [addr, addr+size) now shows u.gpu_map.handle from
-                           * u.gpu_map.offset on; placement only, no new memory */
-    TRK_EV_GPU_UNMAP,     /* VMM: [addr, addr+size) unmapped (u.gpu_map.*) */
-    TRK_EV_GPU_MEMINFO,   /* the driver's own figure for this process: u.gpu_meminfo.* */
+    TRK_EV_GPU_ALLOC,   /* GPU memory acquired: addr (a handle for VMM and array kinds),
+                         * size, stack, kind, u.gpu.{device, api, stream} */
+    TRK_EV_GPU_FREE,    /* GPU memory released: addr, kind, u.gpu.{device, api}; kind 0
+                         * and device -1 when the tracker could not tell (take them
+                         * from the matching allocation) */
+    TRK_EV_GPU_FAIL,    /* allocation refused by the driver: size, stack, kind,
+                         * u.gpu.{device, api, result} (2 = out of memory) */
+    TRK_EV_GPU_MAP,     /* VMM: [addr, addr+size) now shows u.gpu_map.handle from
+                         * u.gpu_map.offset on; placement only, no new memory */
+    TRK_EV_GPU_UNMAP,   /* VMM: [addr, addr+size) unmapped (u.gpu_map.*) */
+    TRK_EV_GPU_MEMINFO, /* the driver's own figure for this process: u.gpu_meminfo.* */
 };
 
 /* trk_event.flags */
@@ -77,15 +77,15 @@ enum trk_event_type {
 #define TRK_EVF_INTERNAL     0x08 /* THREAD_START: the tracker's own thread, not the program's */
 /* ALLOC, FREE, MMAP, MUNMAP, MREMAP_*: made by the GPU driver itself, inside a
  * GPU call of the same thread (between its GPU_ENTER and GPU_EXIT records). */
-#define TRK_EVF_GPU_DRIVER   0x10
+#define TRK_EVF_GPU_DRIVER 0x10
 
 /* One event. Halves of a REALLOC record are a FREE of the old address at seq
  * then an ALLOC of the new one at seq2, both with the record's kind and
  * TRK_EVF_FROM_REALLOC; each carries the other half in pair.*. MREMAP becomes
  * MREMAP_OLD at seq then MREMAP_NEW at seq2 likewise. */
 struct trk_event {
-    uint64_t seq;   /* global order; strictly increasing in a valid capture */
-    uint64_t ts;    /* CLOCK_MONOTONIC ns */
+    uint64_t seq; /* global order; strictly increasing in a valid capture */
+    uint64_t ts;  /* CLOCK_MONOTONIC ns */
     uint64_t addr;
     uint64_t size;  /* ALLOC, GPU_ALLOC, GPU_FAIL: requested bytes; mapping events
                      * (GPU_MAP/UNMAP too): length; else 0 */
@@ -124,7 +124,7 @@ struct trk_event {
             uint64_t offset; /* where in it the mapping starts */
             int32_t device;
             uint8_t api;
-        } gpu_map;           /* GPU_MAP, GPU_UNMAP */
+        } gpu_map; /* GPU_MAP, GPU_UNMAP */
         struct {
             uint64_t used, total; /* bytes */
             int32_t device;       /* -1 when the ordinal is out of range */
@@ -139,8 +139,8 @@ struct trk_event {
 
 struct trk_module {
     uint64_t generation;
-    uint64_t base;        /* load bias */
-    const char *path;     /* NUL-terminated; "" = main executable */
+    uint64_t base;    /* load bias */
+    const char *path; /* NUL-terminated; "" = main executable */
     uint8_t buildid[64];
     uint32_t buildid_len;
     uint32_t nseg;
@@ -153,11 +153,11 @@ struct trk_module {
 /* Integrity of what has been read so far; final once trk_reader_next
  * returned 0. */
 struct trk_reader_status {
-    bool truncated;             /* no final END chunk, or the file ends inside one */
-    bool end_seen;              /* the last chunk is an END: the fields below are valid */
-    uint32_t end_reason;        /* enum trk_end_reason */
-    uint64_t end_ts;            /* CLOCK_MONOTONIC ns */
-    uint64_t end_records;       /* records the writer says it wrote */
+    bool truncated;       /* no final END chunk, or the file ends inside one */
+    bool end_seen;        /* the last chunk is an END: the fields below are valid */
+    uint32_t end_reason;  /* enum trk_end_reason */
+    uint64_t end_ts;      /* CLOCK_MONOTONIC ns */
+    uint64_t end_records; /* records the writer says it wrote */
     uint64_t end_streams;
     uint64_t lost_events;       /* LOST records plus END's lost field */
     uint64_t checksum_failures; /* chunks skipped for bad CRC or framing */
@@ -180,8 +180,7 @@ int trk_reader_open(const char *path, struct trk_reader **out, char *err, size_t
 
 /* Same as trk_reader_open on an already open descriptor, which the reader
  * takes over (closes it, even on failure); name is used in messages only. */
-int trk_reader_open_fd(int fd, const char *name, struct trk_reader **out, char *err,
-                       size_t errlen);
+int trk_reader_open_fd(int fd, const char *name, struct trk_reader **out, char *err, size_t errlen);
 
 /* Header metadata; never NULL, valid until trk_reader_close. */
 const struct trk_reader_info *trk_reader_info(const struct trk_reader *r);

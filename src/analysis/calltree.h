@@ -19,11 +19,11 @@
 #include "symbol/symbolize.h"
 
 enum trk_select {
-    TRK_SEL_PEAK = 0,   /* live at the peak */
-    TRK_SEL_LEAKS,      /* live at the end */
-    TRK_SEL_TEMPORARY,  /* temporary allocations */
-    TRK_SEL_ALLOCATED,  /* everything allocated */
-    TRK_SEL_FAILED,     /* GPU allocations the driver refused */
+    TRK_SEL_PEAK = 0,  /* live at the peak */
+    TRK_SEL_LEAKS,     /* live at the end */
+    TRK_SEL_TEMPORARY, /* temporary allocations */
+    TRK_SEL_ALLOCATED, /* everything allocated */
+    TRK_SEL_FAILED,    /* GPU allocations the driver refused */
 };
 
 /* Which value of a site a selection reads. */
@@ -57,8 +57,8 @@ struct trk_location {
     const char *file;
     uint32_t line;
     const char *module;
-    uint64_t offset;      /* for unknown functions */
-    uint32_t kind;        /* TRK_LOC_* */
+    uint64_t offset; /* for unknown functions */
+    uint32_t kind;   /* TRK_LOC_* */
 };
 
 enum trk_loc_kind {
@@ -69,7 +69,7 @@ enum trk_loc_kind {
 };
 
 struct trk_ctree_node {
-    uint32_t loc;          /* index into locs; node 0 (root) has loc 0, unused */
+    uint32_t loc; /* index into locs; node 0 (root) has loc 0, unused */
     uint32_t parent;
     uint32_t first_child;  /* 0 = none */
     uint32_t next_sibling; /* 0 = none */
@@ -79,11 +79,11 @@ struct trk_ctree_node {
 
 struct trk_ctree_options {
     enum trk_select select;
-    uint32_t spaces;       /* a selection of spaces (profile.h, trk_spaces_has); 0 = heap */
-    int inverted;          /* roots are the innermost frames (bottom-up) */
-    int split_threads;     /* a thread level under each process */
-    int64_t thread;        /* only this profile thread index; -1 = all */
-    int by_function;       /* location = (function, module): lines merged */
+    uint32_t spaces;   /* a selection of spaces (profile.h, trk_spaces_has); 0 = heap */
+    int inverted;      /* roots are the innermost frames (bottom-up) */
+    int split_threads; /* a thread level under each process */
+    int64_t thread;    /* only this profile thread index; -1 = all */
+    int by_function;   /* location = (function, module): lines merged */
     struct trk_frames_options frames;
 };
 

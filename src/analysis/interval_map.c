@@ -132,8 +132,7 @@ static uint32_t merge(struct trk_imap_node *n, uint32_t a, uint32_t b)
 
 /* Frees the subtree t of ranges starting in [.., end) counting their bytes
  * below end; the one range reaching past end is kept as *tail. */
-static void drain(struct trk_imap *m, uint32_t t, uint64_t end, uint64_t removed[],
-                  uint32_t *tail)
+static void drain(struct trk_imap *m, uint32_t t, uint64_t end, uint64_t removed[], uint32_t *tail)
 {
     if (t == NIL)
         return;

@@ -39,7 +39,7 @@ struct trk_imap_sink {
 struct trk_imap {
     struct trk_imap_node *nodes; /* pool; index 0 is the null node */
     uint32_t cap;
-    uint32_t used;  /* pool slots handed out so far */
+    uint32_t used; /* pool slots handed out so far */
     uint32_t free_list;
     uint32_t root;
     uint32_t count; /* ranges in the set */

@@ -10,7 +10,7 @@
 #include "analysis/live_map.h"
 
 #define INITIAL_BITS 12
-#define HUGE_SIZE ((size_t)2 << 20)
+#define HUGE_SIZE    ((size_t)2 << 20)
 
 static inline size_t home(const struct trk_live_map *m, uint64_t addr)
 {

@@ -41,7 +41,7 @@ struct trk_live_slot {
 
 struct trk_live_map {
     struct trk_live_slot *slots;
-    size_t mask;   /* capacity - 1; capacity is a power of two */
+    size_t mask;    /* capacity - 1; capacity is a power of two */
     unsigned shift; /* 64 - log2(capacity) */
     size_t count;
     size_t grow_at;

@@ -121,9 +121,8 @@ static inline unsigned hist_bucket(uint64_t size)
 /* The heap rules, for the program's blocks (drv false) and the driver's
  * (drv true, the class of driver sites). Always inlined: with constant
  * arguments the program's path carries nothing of the driver's. */
-static inline __attribute__((always_inline)) void alloc_block(struct trk_prof_ctx *c,
-                                                              const struct trk_event *e,
-                                                              uint32_t cls, bool drv)
+static inline __attribute__((always_inline)) void
+alloc_block(struct trk_prof_ctx *c, const struct trk_event *e, uint32_t cls, bool drv)
 {
     struct trk_stats *st = c->st;
     struct trk_profile *p = c->p;
@@ -337,8 +336,9 @@ static void map_insert(struct trk_prof_ctx *c, const struct trk_event *e, uint64
     uint32_t ti = trk_prof_thread_of(c, e->tid);
     if (ti == TRK_PROF_NONE)
         return;
-    uint32_t si = trk_prof_site_of(
-        c, ti, e->stack, drv ? trk_prof_cls(TRK_SPACE_MMAP, 0, TRK_SITE_GPU_DRIVER) : TRK_SPACE_MMAP);
+    uint32_t si = trk_prof_site_of(c, ti, e->stack,
+                                   drv ? trk_prof_cls(TRK_SPACE_MMAP, 0, TRK_SITE_GPU_DRIVER)
+                                       : TRK_SPACE_MMAP);
     if (si == TRK_PROF_NONE)
         return;
     c->sites[si].out.s.alloc_count++;

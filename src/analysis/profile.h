@@ -116,9 +116,9 @@ struct trk_site_stats {
     uint64_t alloc_count, alloc_bytes; /* everything allocated here */
     uint64_t free_count;
     uint64_t peak_count, peak_bytes;
-    uint64_t leak_count, leak_bytes;   /* live at the end */
+    uint64_t leak_count, leak_bytes; /* live at the end */
     uint64_t temp_count, temp_bytes;
-    uint64_t fail_count, fail_bytes;   /* GPU allocations the driver refused */
+    uint64_t fail_count, fail_bytes; /* GPU allocations the driver refused */
 };
 
 /* trk_site.flags */
@@ -135,22 +135,22 @@ struct trk_site {
 
 struct trk_thread_info {
     uint32_t tid;
-    char *name;          /* last name seen, or NULL; owned */
+    char *name; /* last name seen, or NULL; owned */
     uint64_t allocations, bytes_allocated, leaked_bytes, peak_bytes; /* heap */
 };
 
 struct trk_timeline_point {
-    uint64_t t_ns;       /* relative to the capture's clock_base */
-    uint64_t heap;       /* live heap bytes (max over the point's interval) */
-    uint64_t mmap;       /* live anonymous mapped bytes (max over the interval) */
-    uint64_t rss_anon;   /* last RSS sample at or before t (0 before the first) */
+    uint64_t t_ns;     /* relative to the capture's clock_base */
+    uint64_t heap;     /* live heap bytes (max over the point's interval) */
+    uint64_t mmap;     /* live anonymous mapped bytes (max over the interval) */
+    uint64_t rss_anon; /* last RSS sample at or before t (0 before the first) */
     uint64_t rss_file;
 };
 
 /* One GPU device over the points of trk_profile.timeline. */
 struct trk_gpu_series {
-    int32_t device;  /* ordinal; -1 = unknown */
-    uint64_t *live;  /* live device-memory bytes (max over each point's interval) */
+    int32_t device;   /* ordinal; -1 = unknown */
+    uint64_t *live;   /* live device-memory bytes (max over each point's interval) */
     uint64_t *driver; /* driver-reported usage: last sample at or before the point
                        * (0 before the first) */
 };
@@ -158,12 +158,12 @@ struct trk_gpu_series {
 #define TRK_HIST_BUCKETS 64 /* bucket b holds sizes in [2^(b-1), 2^b), bucket 0 size 0 */
 
 struct trk_profile {
-    struct trk_stats totals;      /* same figures as `tracker stats` */
+    struct trk_stats totals; /* same figures as `tracker stats` */
     struct trk_site *sites;
     size_t nsites;
     struct trk_thread_info *threads;
     size_t nthreads;
-    uint64_t peak_t_ns[TRK_SPACE_COUNT];   /* when each space peaked (rel. clock_base) */
+    uint64_t peak_t_ns[TRK_SPACE_COUNT]; /* when each space peaked (rel. clock_base) */
     uint64_t peak_bytes[TRK_SPACE_COUNT];
     uint64_t end_t_ns;
     uint64_t temporary_allocations, temporary_bytes;

@@ -66,8 +66,8 @@ struct trk_prof_tid_slot {
 struct trk_prof_site_cache {
     uint64_t stack; /* as in the event */
     uint32_t thread;
-    uint32_t cls;   /* trk_prof_cls */
-    uint32_t site;  /* TRK_PROF_NONE = empty */
+    uint32_t cls;  /* trk_prof_cls */
+    uint32_t site; /* TRK_PROF_NONE = empty */
 };
 
 struct trk_prof_site_slot {
@@ -120,8 +120,8 @@ struct trk_prof_gpu_dev {
     struct trk_gpu_stats out;
     uint64_t live_bytes, live_count; /* device memory */
     uint64_t kind_live[TRK_GPU_KIND_MAX + 1], kind_count[TRK_GPU_KIND_MAX + 1];
-    uint64_t driver_used;            /* last driver sample */
-    uint64_t *tl_live, *tl_driver;   /* the timeline's series, tl.cap points each */
+    uint64_t driver_used;          /* last driver sample */
+    uint64_t *tl_live, *tl_driver; /* the timeline's series, tl.cap points each */
 };
 
 /* Made at the first GPU event: a host-only capture pays nothing for it. */
@@ -165,10 +165,10 @@ struct trk_prof_ctx {
     uint64_t gen[TRK_SPACE_COUNT]; /* bumped on every new maximum of a space */
     uint64_t last_ts;
 
-    bool hide_driver;    /* exclude_gpu_driver_host */
-    uint64_t drv_live;   /* live heap bytes the GPU driver allocated */
-    uint64_t drv_mapped; /* anonymous bytes it mapped */
-    uint64_t hidden_blocks; /* hidden blocks in `live` (not leaks of the program) */
+    bool hide_driver;         /* exclude_gpu_driver_host */
+    uint64_t drv_live;        /* live heap bytes the GPU driver allocated */
+    uint64_t drv_mapped;      /* anonymous bytes it mapped */
+    uint64_t hidden_blocks;   /* hidden blocks in `live` (not leaks of the program) */
     struct trk_prof_gpu *gpu; /* NULL until the first GPU event */
 
     struct trk_prof_pending pending[TRK_PROF_PENDING_MAX];

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT
  *
  * profile_tables.c - the lookup tables of a profile pass: sites keyed by
- * (stack, thread, class: space, GPU kind, flags), thread entries keyed by tid (a tid reused after its
- * thread exited gets a new entry), anonymous-mapping ids, and the export of
- * all that into struct trk_profile at the end. Must not: interpret events
- * (profile.c does) or allocate per event: tables only grow by doubling.
+ * (stack, thread, class: space, GPU kind, flags), thread entries keyed by tid (a tid reused after
+ * its thread exited gets a new entry), anonymous-mapping ids, and the export of all that into
+ * struct trk_profile at the end. Must not: interpret events (profile.c does) or allocate per event:
+ * tables only grow by doubling.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -217,8 +217,7 @@ static uint32_t site_find(struct trk_prof_ctx *c, uint64_t key, uint32_t cls, si
     return TRK_PROF_NONE;
 }
 
-uint32_t trk_prof_site_lookup(struct trk_prof_ctx *c, uint64_t stack, uint32_t thread,
-                              uint32_t cls)
+uint32_t trk_prof_site_lookup(struct trk_prof_ctx *c, uint64_t stack, uint32_t thread, uint32_t cls)
 {
     size_t h;
     uint64_t key = (stack > UINT32_MAX ? 0 : stack) | (uint64_t)thread << 32;

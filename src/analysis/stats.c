@@ -37,10 +37,14 @@ const struct trk_gpu_stats *trk_stats_gpu(const struct trk_stats *s, int32_t dev
 const char *trk_gpu_kind_name(unsigned kind)
 {
     static const char *const names[] = {
-        [TRK_GPU_DEVICE] = "device",       [TRK_GPU_MANAGED] = "managed",
-        [TRK_GPU_PINNED_HOST] = "pinned_host", [TRK_GPU_ASYNC] = "async",
-        [TRK_GPU_VMM_PHYS] = "vmm",        [TRK_GPU_IMPORTED] = "imported",
-        [TRK_GPU_ARRAY] = "array",         [TRK_GPU_VA_RESERVE] = "va_reserve",
+        [TRK_GPU_DEVICE] = "device",
+        [TRK_GPU_MANAGED] = "managed",
+        [TRK_GPU_PINNED_HOST] = "pinned_host",
+        [TRK_GPU_ASYNC] = "async",
+        [TRK_GPU_VMM_PHYS] = "vmm",
+        [TRK_GPU_IMPORTED] = "imported",
+        [TRK_GPU_ARRAY] = "array",
+        [TRK_GPU_VA_RESERVE] = "va_reserve",
         [TRK_GPU_HOST_REGISTER] = "host_register",
     };
     if (kind >= sizeof(names) / sizeof(names[0]) || !names[kind])

@@ -21,9 +21,9 @@ struct trk_alloc_stats {
 
 /* One GPU memory kind on one device. */
 struct trk_gpu_kind_stats {
-    uint64_t allocations, bytes;   /* successful allocations, requested bytes */
-    uint64_t frees;                /* releases matched to an allocation of this kind */
-    uint64_t peak_bytes;           /* highest live bytes of this kind */
+    uint64_t allocations, bytes;               /* successful allocations, requested bytes */
+    uint64_t frees;                            /* releases matched to an allocation of this kind */
+    uint64_t peak_bytes;                       /* highest live bytes of this kind */
     uint64_t leaked_bytes, leaked_allocations; /* live at the end */
 };
 
@@ -33,25 +33,25 @@ struct trk_gpu_kind_stats {
  * (kind 8) and host registrations (kind 9) are counted in by_kind as
  * calls, never as memory: their peak and leak figures stay 0. */
 struct trk_gpu_stats {
-    int32_t device;                /* ordinal; -1 = unknown (or out of range) */
+    int32_t device; /* ordinal; -1 = unknown (or out of range) */
     uint64_t allocations, frees, bytes_allocated;
-    uint64_t peak_bytes;           /* highest live device memory */
+    uint64_t peak_bytes; /* highest live device memory */
     uint64_t leaked_bytes, leaked_allocations;
-    uint64_t failed_allocations;   /* refused by the driver (any memory kind) */
+    uint64_t failed_allocations; /* refused by the driver (any memory kind) */
     uint64_t failed_bytes;
-    uint64_t unmatched_frees;      /* releases of nothing live (charged to the record's device) */
-    uint64_t maps, unmaps;         /* VMM mapping calls (placement, not memory) */
-    uint64_t driver_samples;       /* GPU_MEMINFO records */
-    uint64_t driver_peak_bytes;    /* highest driver-reported usage */
-    uint64_t driver_total_bytes;   /* the device's size, as last reported */
+    uint64_t unmatched_frees;    /* releases of nothing live (charged to the record's device) */
+    uint64_t maps, unmaps;       /* VMM mapping calls (placement, not memory) */
+    uint64_t driver_samples;     /* GPU_MEMINFO records */
+    uint64_t driver_peak_bytes;  /* highest driver-reported usage */
+    uint64_t driver_total_bytes; /* the device's size, as last reported */
     struct trk_gpu_kind_stats by_kind[TRK_GPU_KIND_MAX + 1]; /* index: enum trk_gpu_kind */
 };
 
 /* Host memory the GPU driver allocated inside GPU calls (TRK_EVF_GPU_DRIVER
  * events), tallied apart whether or not the profile counts it. */
 struct trk_driver_host_stats {
-    uint64_t allocations, bytes_allocated; /* heap */
-    uint64_t peak_bytes, leaked_bytes;     /* live heap bytes */
+    uint64_t allocations, bytes_allocated;       /* heap */
+    uint64_t peak_bytes, leaked_bytes;           /* live heap bytes */
     uint64_t mmap_peak_bytes, mmap_leaked_bytes; /* anonymous mappings */
 };
 
@@ -59,21 +59,21 @@ struct trk_driver_host_stats {
  * mmap figures count anonymous mappings, lengths rounded up to the page. */
 struct trk_stats {
     uint32_t pid;
-    char *command;                /* argv joined by spaces; owned, see trk_stats_free */
-    uint64_t allocations;         /* a realloc of a live pointer is a free plus an allocation */
-    uint64_t frees;               /* FREE events of a non-NULL address, matched or not */
+    char *command;        /* argv joined by spaces; owned, see trk_stats_free */
+    uint64_t allocations; /* a realloc of a live pointer is a free plus an allocation */
+    uint64_t frees;       /* FREE events of a non-NULL address, matched or not */
     uint64_t bytes_allocated;
-    uint64_t peak_heap_bytes;     /* highest live requested bytes */
-    uint64_t leaked_bytes;        /* live at the end */
+    uint64_t peak_heap_bytes; /* highest live requested bytes */
+    uint64_t leaked_bytes;    /* live at the end */
     uint64_t leaked_allocations;
-    uint64_t unmatched_frees;     /* frees of addresses not live (changed nothing) */
-    uint64_t mmap_peak_bytes;     /* highest live anonymous mapped bytes */
-    uint64_t mmap_leaked_bytes;   /* anonymous bytes still mapped at the end */
-    uint64_t rss_peak_bytes;      /* highest anon + file over RSS samples */
+    uint64_t unmatched_frees;   /* frees of addresses not live (changed nothing) */
+    uint64_t mmap_peak_bytes;   /* highest live anonymous mapped bytes */
+    uint64_t mmap_leaked_bytes; /* anonymous bytes still mapped at the end */
+    uint64_t rss_peak_bytes;    /* highest anon + file over RSS samples */
     uint64_t rss_anon_peak_bytes;
     uint64_t rss_file_peak_bytes;
-    uint64_t threads;             /* distinct program thread ids that started a stream */
-    double duration_s;            /* END (or last event if truncated) - clock_base */
+    uint64_t threads;  /* distinct program thread ids that started a stream */
+    double duration_s; /* END (or last event if truncated) - clock_base */
     bool truncated;
     uint64_t lost_events;
     uint64_t checksum_failures;

@@ -19,10 +19,10 @@
 
 #include "format/record.h"
 
-#define TRK_HIDDEN   __attribute__((visibility("hidden")))
+#define TRK_HIDDEN      __attribute__((visibility("hidden")))
 #define TRK_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define TRK_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define TRK_TLS      __attribute__((tls_model("initial-exec")))
+#define TRK_TLS         __attribute__((tls_model("initial-exec")))
 
 #define TRK_DEPTH_DEFAULT 128
 #define TRK_DEPTH_MAX     1024
@@ -55,10 +55,10 @@ struct trk_stack_cache_ent {
 };
 
 enum trk_thread_state {
-    TRK_TS_FREE = 0,     /* recyclable */
-    TRK_TS_CLAIMED = 1,  /* being set up by a new owner */
+    TRK_TS_FREE = 0,    /* recyclable */
+    TRK_TS_CLAIMED = 1, /* being set up by a new owner */
     TRK_TS_ACTIVE = 2,
-    TRK_TS_EXITING = 3,  /* thread-exit destructor ran; may still record */
+    TRK_TS_EXITING = 3, /* thread-exit destructor ran; may still record */
 };
 
 /* One per thread that ever recorded. The owner thread writes records into
@@ -85,7 +85,7 @@ struct trk_thread {
     uint32_t stream;
     pid_t tid;
     pthread_t self;
-    uint64_t exit_seen_ns; /* writer-private */
+    uint64_t exit_seen_ns;   /* writer-private */
     struct trk_thread *next; /* registry, append-only */
 
     struct trk_stack_cache_ent cache[TRK_STACK_CACHE];
@@ -186,8 +186,8 @@ static inline uint64_t trk_ev_seq(void)
 }
 
 /* Writes an encoded record of the open window, commits it and closes it. */
-void trk_ev_finish(struct trk_thread *t, const uint8_t *buf, size_t len, uint64_t last_seq)
-    TRK_HIDDEN;
+void trk_ev_finish(struct trk_thread *t, const uint8_t *buf, size_t len,
+                   uint64_t last_seq) TRK_HIDDEN;
 
 static inline void trk_ev_abort(struct trk_thread *t)
 {

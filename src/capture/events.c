@@ -136,8 +136,7 @@ static inline void rec_end(struct trk_thread *t, uint8_t *start, uint8_t *end, u
     atomic_store_explicit(&t->floor, UINT64_MAX, memory_order_release);
 }
 
-void trk_ev_alloc(struct trk_thread *t, unsigned kind, const void *p, size_t size,
-                  uint32_t stack)
+void trk_ev_alloc(struct trk_thread *t, unsigned kind, const void *p, size_t size, uint32_t stack)
 {
     uint8_t scratch[TRK_REC_MAX];
     uint64_t seq = trk_ev_begin(t);
@@ -176,8 +175,8 @@ void trk_ev_mmap(struct trk_thread *t, const void *p, size_t len, int prot, int 
     uint8_t scratch[TRK_REC_MAX];
     uint64_t seq = trk_ev_begin(t);
     uint8_t *b = rec_begin(t, scratch);
-    uint8_t *e = trk_enc_mmap(b, &t->enc, seq, trk_now_ns(), (uintptr_t)p, len,
-                              (uint32_t)prot, (uint32_t)flags, file, stack);
+    uint8_t *e = trk_enc_mmap(b, &t->enc, seq, trk_now_ns(), (uintptr_t)p, len, (uint32_t)prot,
+                              (uint32_t)flags, file, stack);
     rec_end(t, b, e, scratch, seq);
 }
 

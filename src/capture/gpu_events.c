@@ -60,19 +60,19 @@ static inline void finish(struct trk_thread *t, uint8_t *b, uint8_t *e, uint8_t 
     rec_end(t, b, e, scratch, seq);
 }
 
-void trk_ev_gpu_alloc(struct trk_thread *t, unsigned scope, unsigned api, unsigned kind,
-                      int device, uint64_t addr, uint64_t size, uint64_t stream, uint32_t stack)
+void trk_ev_gpu_alloc(struct trk_thread *t, unsigned scope, unsigned api, unsigned kind, int device,
+                      uint64_t addr, uint64_t size, uint64_t stream, uint32_t stack)
 {
     uint8_t scratch[TRK_REC_MAX + 2];
     uint64_t seq = trk_ev_begin(t);
     uint8_t *b = rec_begin(t, scratch);
-    uint8_t *e = trk_enc_gpu_alloc(scope_before(b, scope), &t->enc, seq, trk_now_ns(), api,
-                                   kind, device, addr, size, stream, stack);
+    uint8_t *e = trk_enc_gpu_alloc(scope_before(b, scope), &t->enc, seq, trk_now_ns(), api, kind,
+                                   device, addr, size, stream, stack);
     finish(t, b, e, scratch, scope, seq);
 }
 
-void trk_ev_gpu_free(struct trk_thread *t, unsigned scope, unsigned api, unsigned kind,
-                     int device, uint64_t addr)
+void trk_ev_gpu_free(struct trk_thread *t, unsigned scope, unsigned api, unsigned kind, int device,
+                     uint64_t addr)
 {
     uint8_t scratch[TRK_REC_MAX + 2];
     uint64_t seq = trk_ev_begin(t);
@@ -82,8 +82,8 @@ void trk_ev_gpu_free(struct trk_thread *t, unsigned scope, unsigned api, unsigne
     finish(t, b, e, scratch, scope, seq);
 }
 
-void trk_ev_gpu_fail(struct trk_thread *t, unsigned scope, unsigned api, unsigned kind,
-                     int device, uint64_t size, uint64_t result, uint32_t stack)
+void trk_ev_gpu_fail(struct trk_thread *t, unsigned scope, unsigned api, unsigned kind, int device,
+                     uint64_t size, uint64_t result, uint32_t stack)
 {
     uint8_t scratch[TRK_REC_MAX + 2];
     uint64_t seq = trk_ev_begin(t);

@@ -26,26 +26,25 @@
 
 /* GPU_ALLOC. addr is the device pointer, or the handle for VMM physical
  * memory and arrays; stream is the CUstream/hipStream_t value, 0 if none. */
-void trk_ev_gpu_alloc(struct trk_thread *t, unsigned scope, unsigned api, unsigned kind,
-                      int device, uint64_t addr, uint64_t size, uint64_t stream, uint32_t stack)
-    TRK_HIDDEN;
+void trk_ev_gpu_alloc(struct trk_thread *t, unsigned scope, unsigned api, unsigned kind, int device,
+                      uint64_t addr, uint64_t size, uint64_t stream, uint32_t stack) TRK_HIDDEN;
 
 /* GPU_FREE. kind may be 0 and device -1 when the call does not say; readers
  * take them from the matching allocation. */
-void trk_ev_gpu_free(struct trk_thread *t, unsigned scope, unsigned api, unsigned kind,
-                     int device, uint64_t addr) TRK_HIDDEN;
+void trk_ev_gpu_free(struct trk_thread *t, unsigned scope, unsigned api, unsigned kind, int device,
+                     uint64_t addr) TRK_HIDDEN;
 
 /* GPU_FAIL: an allocation the driver refused, with its result code. */
-void trk_ev_gpu_fail(struct trk_thread *t, unsigned scope, unsigned api, unsigned kind,
-                     int device, uint64_t size, uint64_t result, uint32_t stack) TRK_HIDDEN;
+void trk_ev_gpu_fail(struct trk_thread *t, unsigned scope, unsigned api, unsigned kind, int device,
+                     uint64_t size, uint64_t result, uint32_t stack) TRK_HIDDEN;
 
 /* GPU_MAP: op TRK_GPU_OP_MAP (after the call) or TRK_GPU_OP_UNMAP (before). */
 void trk_ev_gpu_map(struct trk_thread *t, unsigned scope, unsigned api, unsigned op, int device,
                     uint64_t va, uint64_t size, uint64_t handle, uint64_t offset) TRK_HIDDEN;
 
 /* GPU_MEMINFO: the driver's own figure for this process on one device. */
-void trk_ev_gpu_meminfo(struct trk_thread *t, unsigned device, uint64_t used, uint64_t total)
-    TRK_HIDDEN;
+void trk_ev_gpu_meminfo(struct trk_thread *t, unsigned device, uint64_t used,
+                        uint64_t total) TRK_HIDDEN;
 
 /* GPU_ENTER (enter != 0) / GPU_EXIT: one byte, no seq. Host events this
  * thread records in between were made by the GPU driver. */

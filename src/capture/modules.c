@@ -127,8 +127,8 @@ static int snap_cb(struct dl_phdr_info *info, size_t size, void *arg)
         path_len = exe_len;
     }
     static uint8_t buf[TRK_REC_MODULE_MAX]; /* callers are serialized: see below */
-    uint8_t *e = trk_enc_module(buf, c->gen, info->dlpi_addr, path, path_len, bid, bid_len, segs,
-                                nseg);
+    uint8_t *e =
+        trk_enc_module(buf, c->gen, info->dlpi_addr, path, path_len, bid, bid_len, segs, nseg);
     size_t len = (size_t)(e - buf);
     if (!c->emit) {
         c->bytes += len;

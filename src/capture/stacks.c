@@ -102,8 +102,7 @@ static uint32_t trie_find(struct trie_tab *tab, uint32_t parent, uint64_t ip, ui
     }
 }
 
-static void trie_put(struct trie_tab *tab, uint64_t slot, uint32_t parent, uint64_t ip,
-                     uint32_t id)
+static void trie_put(struct trie_tab *tab, uint64_t slot, uint32_t parent, uint64_t ip, uint32_t id)
 {
     atomic_store_explicit(&tab->e[slot].ip, ip, memory_order_relaxed);
     atomic_store_explicit(&tab->e[slot].parent, parent, memory_order_relaxed);

@@ -16,8 +16,7 @@ pid_t trk_pid;
 
 void *trk_sys_mmap(size_t len)
 {
-    long r = syscall(SYS_mmap, 0, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-                     0);
+    long r = syscall(SYS_mmap, 0, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (r < 0 && r > -4096)
         return NULL;
     if ((void *)r == MAP_FAILED)

@@ -12,9 +12,9 @@
 #include <stdio.h>
 
 /* Exit codes shared by every subcommand. */
-#define TRK_EXIT_OK 0
-#define TRK_EXIT_FAIL 1      /* the command ran but failed (bad capture, ...) */
-#define TRK_EXIT_USAGE 2     /* bad option, value or output file */
+#define TRK_EXIT_OK       0
+#define TRK_EXIT_FAIL     1   /* the command ran but failed (bad capture, ...) */
+#define TRK_EXIT_USAGE    2   /* bad option, value or output file */
 #define TRK_EXIT_NOTFOUND 127 /* the program to run cannot be executed */
 
 /* Subcommands: argv[0] is the subcommand name. Each returns the exit code. */

@@ -99,13 +99,12 @@ int trk_cmd_leaks(int argc, char **argv)
     trk_progress_clear(&prog);
     if (lr < 0) {
         trk_cli_error("%s", err);
-    } else if (trk_report_leaks(&set, &o, sup_path ? &sup : NULL, stdout, &tot, err,
-                                sizeof(err)) < 0) {
+    } else if (trk_report_leaks(&set, &o, sup_path ? &sup : NULL, stdout, &tot, err, sizeof(err)) <
+               0) {
         trk_cli_error("%s", err);
     } else if (fflush(stdout) != 0 || ferror(stdout)) {
         trk_cli_error("leaks: cannot write output");
-    } else if (fail_on_leak &&
-               (tot.leaked_bytes > limit || (limit == 0 && tot.leaked_count > 0))) {
+    } else if (fail_on_leak && (tot.leaked_bytes > limit || (limit == 0 && tot.leaked_count > 0))) {
         trk_cli_error("leaks: %" PRIu64 " bytes leaked in %" PRIu64
                       " blocks, over the --fail-on-leak limit of %" PRIu64 " bytes",
                       tot.leaked_bytes, tot.leaked_count, limit);

@@ -27,7 +27,7 @@
 #include "cli/cli.h"
 
 #define DEPTH_DEFAULT 128
-#define DEPTH_MAX 1024
+#define DEPTH_MAX     1024
 #define BUFFER_KB_MIN 64 /* the preload's accepted range (src/capture/config.c) */
 #define BUFFER_KB_MAX 16384
 
@@ -67,12 +67,11 @@ static int option_value(char **argv, int argc, int *i, const char *name, const c
     return 0;
 }
 
-static int number_value(const char *name, const char *v, uint64_t min, uint64_t max,
-                        uint64_t *out)
+static int number_value(const char *name, const char *v, uint64_t min, uint64_t max, uint64_t *out)
 {
     if (trk_cli_parse_uint(v, min, max, out) < 0) {
-        trk_cli_error("invalid value '%s' for %s (expected %" PRIu64 "..%" PRIu64 ")", v, name,
-                      min, max);
+        trk_cli_error("invalid value '%s' for %s (expected %" PRIu64 "..%" PRIu64 ")", v, name, min,
+                      max);
         return -1;
     }
     return 0;
@@ -91,8 +90,8 @@ static int parse_long(struct run_opts *o, char **argv, int argc, int *i)
     const char *val = eq ? eq + 1 : NULL;
     const char *v;
 
-    static const char *const flags[] = {"--force", "--quiet", "--no-mmap", "--no-follow-fork",
-                                        "--cuda-no-caching", "--help"};
+    static const char *const flags[] = {"--force",          "--quiet",           "--no-mmap",
+                                        "--no-follow-fork", "--cuda-no-caching", "--help"};
     for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++) {
         if (strcmp(name, flags[k]) != 0)
             continue;
@@ -290,16 +289,15 @@ static void make_session(struct run_opts *o)
         /* Only uniqueness among nearby runs matters, not secrecy. */
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        v = ((uint64_t)ts.tv_sec * 1000000007u) ^ (uint64_t)ts.tv_nsec ^
-            ((uint64_t)getpid() << 40);
+        v = ((uint64_t)ts.tv_sec * 1000000007u) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 40);
     }
     v |= 1; /* the preload treats session 0 as "none given" */
     o->session = v;
     snprintf(o->session_hex, sizeof(o->session_hex), "%016" PRIx64, v);
 }
 
-__attribute__((format(printf, 3, 4), noreturn)) static void
-child_fail(int pipe_fd, int code, const char *fmt, ...)
+__attribute__((format(printf, 3, 4), noreturn)) static void child_fail(int pipe_fd, int code,
+                                                                       const char *fmt, ...)
 {
     struct child_error ce = {.code = code};
     va_list ap;

@@ -78,8 +78,7 @@ static void print_warnings(const struct trk_stats *s)
         printf("warning: %s corrupt chunks were skipped (checksum mismatch)\n",
                grouped(s->checksum_failures, g, sizeof(g)));
     if (s->bad_chunks)
-        printf("warning: %s unusable chunks were skipped\n",
-               grouped(s->bad_chunks, g, sizeof(g)));
+        printf("warning: %s unusable chunks were skipped\n", grouped(s->bad_chunks, g, sizeof(g)));
     if (s->broken_streams || s->bytes_lost)
         printf("warning: %s thread streams broke; %s bytes of records could not be decoded\n",
                grouped(s->broken_streams, g, sizeof(g)), grouped(s->bytes_lost, g2, sizeof(g2)));
@@ -127,7 +126,8 @@ static void print_gpu_table(const struct trk_stats *s)
         printf(ROW, "Bytes allocated", human(g->bytes_allocated, a, sizeof(a)));
         printf(ROW, "Peak live", human(g->peak_bytes, a, sizeof(a)));
         snprintf(c, sizeof(c), "%s in %s allocation%s", human(g->leaked_bytes, a, sizeof(a)),
-                 grouped(g->leaked_allocations, b, sizeof(b)), g->leaked_allocations == 1 ? "" : "s");
+                 grouped(g->leaked_allocations, b, sizeof(b)),
+                 g->leaked_allocations == 1 ? "" : "s");
         printf(ROW, "Leaked", c);
         if (g->failed_allocations) {
             snprintf(c, sizeof(c), "%s (%s requested)",
@@ -153,8 +153,8 @@ static void print_gpu_table(const struct trk_stats *s)
             if (!kind_occurred(x))
                 continue;
             if (!any)
-                printf("\n  %-20s %14s %12s %12s %12s\n", "By kind", "allocations", "bytes",
-                       "peak", "leaked");
+                printf("\n  %-20s %14s %12s %12s %12s\n", "By kind", "allocations", "bytes", "peak",
+                       "leaked");
             any = true;
             bool memory = k != TRK_GPU_VA_RESERVE && k != TRK_GPU_HOST_REGISTER;
             printf("  %-20s %14s %12s %12s %12s%s\n", trk_gpu_kind_name(k),
@@ -271,8 +271,7 @@ static void print_table(const char *file, const struct trk_stats *s, bool gpu_on
         if (!x->allocations && !x->frees && !x->bytes)
             continue;
         if (!any)
-            printf("\n  %-20s %14s %14s %12s\n", "By allocator", "allocations", "frees",
-                   "bytes");
+            printf("\n  %-20s %14s %14s %12s\n", "By allocator", "allocations", "frees", "bytes");
         any = true;
         printf("  %-20s %14s %14s %12s\n", trk_alloc_kind_name(k),
                grouped(x->allocations, a, sizeof(a)), grouped(x->frees, b, sizeof(b)),

@@ -30,9 +30,7 @@ static int utf8_len(const unsigned char *s)
     }
     if (c >= 0xF0 && c <= 0xF4) {
         unsigned char lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-        return s[1] >= lo && s[1] <= hi && (s[2] & 0xC0) == 0x80 && (s[3] & 0xC0) == 0x80
-                   ? 4
-                   : 0;
+        return s[1] >= lo && s[1] <= hi && (s[2] & 0xC0) == 0x80 && (s[3] & 0xC0) == 0x80 ? 4 : 0;
     }
     return 0;
 }

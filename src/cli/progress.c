@@ -16,7 +16,7 @@
 #include "cli/cli.h"
 
 #define SHOW_AFTER_NS 300000000ULL /* reads shorter than this never show a bar */
-#define REDRAW_NS 100000000ULL
+#define REDRAW_NS     100000000ULL
 
 static uint64_t now_ns(void)
 {

@@ -41,11 +41,11 @@
  * The magic's high first byte and CR LF / ^Z / LF catch 7-bit and newline
  * mangling the way PNG's does.
  */
-#define TRK_FMT_MAGIC          "\x89TRK\r\n\x1a\n"
-#define TRK_FMT_MAGIC_LEN      8
-#define TRK_FMT_HEADER_FIXED   64
-#define TRK_FMT_HEADER_MAX     (1u << 20) /* a longer header is corrupt */
-#define TRK_FMT_TLV_HEAD       8
+#define TRK_FMT_MAGIC        "\x89TRK\r\n\x1a\n"
+#define TRK_FMT_MAGIC_LEN    8
+#define TRK_FMT_HEADER_FIXED 64
+#define TRK_FMT_HEADER_MAX   (1u << 20) /* a longer header is corrupt */
+#define TRK_FMT_TLV_HEAD     8
 
 enum trk_tlv_tag {
     TRK_TLV_CMDLINE = 1, /* argv, each argument NUL-terminated */
@@ -56,9 +56,9 @@ enum trk_tlv_tag {
 };
 
 enum trk_option_bit {
-    TRK_OPT_MMAP = 1u << 0,       /* mmap family was tracked */
+    TRK_OPT_MMAP = 1u << 0,        /* mmap family was tracked */
     TRK_OPT_FOLLOW_FORK = 1u << 1, /* forked children write their own captures */
-    TRK_OPT_RSS = 1u << 2,        /* RSS samples are present */
+    TRK_OPT_RSS = 1u << 2,         /* RSS samples are present */
 };
 
 /* ---- Chunks --------------------------------------------------------------
@@ -80,9 +80,9 @@ enum trk_option_bit {
  * The CRC covers the header fields too, so a flipped length is caught rather
  * than followed into garbage.
  */
-#define TRK_CHUNK_MAGIC     "TKCH"
-#define TRK_CHUNK_HEAD      32
-#define TRK_CHUNK_RAW_MAX   (16u << 20)
+#define TRK_CHUNK_MAGIC   "TKCH"
+#define TRK_CHUNK_HEAD    32
+#define TRK_CHUNK_RAW_MAX (16u << 20)
 
 enum trk_chunk_type {
     TRK_CHUNK_DATA = 1,      /* a piece of one thread stream */
@@ -119,27 +119,27 @@ enum trk_end_reason {
  * addr - prev addr (z). See docs/FORMAT.md for each record's fields.
  */
 enum trk_rec_tag {
-    TRK_REC_THREAD = 0x01,        /* seqd tsd tid:v flags:v (TRK_THREAD_*) */
-    TRK_REC_THREAD_NAME = 0x02,   /* seqd tsd tid:v len:v bytes */
-    TRK_REC_THREAD_EXIT = 0x03,   /* seqd tsd */
-    TRK_REC_STACK = 0x04,         /* id:v parent:v ip:z(delta) ; no seq */
-    TRK_REC_MODULES = 0x05,       /* seqd tsd generation:v count:v */
-    TRK_REC_MODULE = 0x06,        /* generation:v base:v path buildid nseg:v seg* ; no seq */
-    TRK_REC_RSS = 0x07,           /* seqd tsd anon:v file:v */
-    TRK_REC_LOST = 0x08,          /* seqd tsd count:v */
-    TRK_REC_MMAP = 0x09,          /* seqd tsd addr:z len:v prot:v flags:v file:u8 stack:v */
-    TRK_REC_MUNMAP = 0x0A,        /* seqd tsd addr:z len:v */
-    TRK_REC_MREMAP = 0x0B,        /* seqd tsd old:z oldlen:v seq2d:v new:z newlen:v flags:v stack:v */
-    TRK_REC_GPU_ALLOC = 0x0C,     /* seqd tsd api:u8 kind:u8 device:z addr:z size:v stream:v stack:v */
-    TRK_REC_GPU_FREE = 0x0D,      /* seqd tsd api:u8 kind:u8 device:z addr:z */
-    TRK_REC_GPU_FAIL = 0x0E,      /* seqd tsd api:u8 kind:u8 device:z size:v result:v stack:v */
-    TRK_REC_GPU_MAP = 0x0F,       /* seqd tsd api:u8 op:u8 device:z va:z size:v handle:v offset:v */
-    TRK_REC_GPU_MEMINFO = 0x10,   /* seqd tsd device:v used:v total:v (driver-reported, NVML) */
-    TRK_REC_GPU_ENTER = 0x11,     /* no fields, no seq: host events until GPU_EXIT are the driver's */
-    TRK_REC_GPU_EXIT = 0x12,      /* no fields, no seq */
-    TRK_REC_ALLOC_BASE = 0x20,    /* | kind: seqd tsd addr:z size:v stack:v */
-    TRK_REC_FREE_BASE = 0x40,     /* | kind: seqd tsd addr:z */
-    TRK_REC_REALLOC_BASE = 0x60,  /* | kind: seqd tsd old:z seq2d:v new:z(vs old) size:v stack:v */
+    TRK_REC_THREAD = 0x01,      /* seqd tsd tid:v flags:v (TRK_THREAD_*) */
+    TRK_REC_THREAD_NAME = 0x02, /* seqd tsd tid:v len:v bytes */
+    TRK_REC_THREAD_EXIT = 0x03, /* seqd tsd */
+    TRK_REC_STACK = 0x04,       /* id:v parent:v ip:z(delta) ; no seq */
+    TRK_REC_MODULES = 0x05,     /* seqd tsd generation:v count:v */
+    TRK_REC_MODULE = 0x06,      /* generation:v base:v path buildid nseg:v seg* ; no seq */
+    TRK_REC_RSS = 0x07,         /* seqd tsd anon:v file:v */
+    TRK_REC_LOST = 0x08,        /* seqd tsd count:v */
+    TRK_REC_MMAP = 0x09,        /* seqd tsd addr:z len:v prot:v flags:v file:u8 stack:v */
+    TRK_REC_MUNMAP = 0x0A,      /* seqd tsd addr:z len:v */
+    TRK_REC_MREMAP = 0x0B,      /* seqd tsd old:z oldlen:v seq2d:v new:z newlen:v flags:v stack:v */
+    TRK_REC_GPU_ALLOC = 0x0C, /* seqd tsd api:u8 kind:u8 device:z addr:z size:v stream:v stack:v */
+    TRK_REC_GPU_FREE = 0x0D,  /* seqd tsd api:u8 kind:u8 device:z addr:z */
+    TRK_REC_GPU_FAIL = 0x0E,  /* seqd tsd api:u8 kind:u8 device:z size:v result:v stack:v */
+    TRK_REC_GPU_MAP = 0x0F,   /* seqd tsd api:u8 op:u8 device:z va:z size:v handle:v offset:v */
+    TRK_REC_GPU_MEMINFO = 0x10, /* seqd tsd device:v used:v total:v (driver-reported, NVML) */
+    TRK_REC_GPU_ENTER = 0x11,   /* no fields, no seq: host events until GPU_EXIT are the driver's */
+    TRK_REC_GPU_EXIT = 0x12,    /* no fields, no seq */
+    TRK_REC_ALLOC_BASE = 0x20,  /* | kind: seqd tsd addr:z size:v stack:v */
+    TRK_REC_FREE_BASE = 0x40,   /* | kind: seqd tsd addr:z */
+    TRK_REC_REALLOC_BASE = 0x60, /* | kind: seqd tsd old:z seq2d:v new:z(vs old) size:v stack:v */
     TRK_REC_KIND_MASK = 0x1F,
     TRK_REC_CLASS_MASK = 0xE0,
 };
@@ -217,14 +217,14 @@ enum trk_gpu_api {
 /* What kind of memory a GPU record is about (the kind byte). Reservations
  * and registrations are recorded but never counted as memory. */
 enum trk_gpu_kind {
-    TRK_GPU_DEVICE = 1,      /* device memory (cuMemAlloc, hipMalloc) */
-    TRK_GPU_MANAGED = 2,     /* unified/managed memory */
-    TRK_GPU_PINNED_HOST = 3, /* page-locked host memory allocated by the driver */
-    TRK_GPU_ASYNC = 4,       /* stream-ordered allocation from a memory pool */
-    TRK_GPU_VMM_PHYS = 5,    /* VMM physical allocation; addr is the handle */
-    TRK_GPU_IMPORTED = 6,    /* memory owned by another process (IPC, shareable handle) */
-    TRK_GPU_ARRAY = 7,       /* CUDA array; addr is the handle, size approximate */
-    TRK_GPU_VA_RESERVE = 8,  /* address range reservation: never memory */
+    TRK_GPU_DEVICE = 1,        /* device memory (cuMemAlloc, hipMalloc) */
+    TRK_GPU_MANAGED = 2,       /* unified/managed memory */
+    TRK_GPU_PINNED_HOST = 3,   /* page-locked host memory allocated by the driver */
+    TRK_GPU_ASYNC = 4,         /* stream-ordered allocation from a memory pool */
+    TRK_GPU_VMM_PHYS = 5,      /* VMM physical allocation; addr is the handle */
+    TRK_GPU_IMPORTED = 6,      /* memory owned by another process (IPC, shareable handle) */
+    TRK_GPU_ARRAY = 7,         /* CUDA array; addr is the handle, size approximate */
+    TRK_GPU_VA_RESERVE = 8,    /* address range reservation: never memory */
     TRK_GPU_HOST_REGISTER = 9, /* existing host memory pinned: never new memory */
     TRK_GPU_KIND_MAX = 9,
 };

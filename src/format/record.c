@@ -66,16 +66,16 @@ uint8_t *trk_enc_module(uint8_t *p, uint64_t generation, uint64_t base, const ch
 
 /* ---- Decoding helpers: each returns -1 on short or malformed input ---- */
 
-#define GETV(dst)                                 \
-    do {                                          \
-        if (trk_get_varint(&p, end, &(dst)))      \
-            return -1;                            \
+#define GETV(dst)                                                                                  \
+    do {                                                                                           \
+        if (trk_get_varint(&p, end, &(dst)))                                                       \
+            return -1;                                                                             \
     } while (0)
 
-#define GETZ(dst)                                 \
-    do {                                          \
-        if (trk_get_svarint(&p, end, &(dst)))     \
-            return -1;                            \
+#define GETZ(dst)                                                                                  \
+    do {                                                                                           \
+        if (trk_get_svarint(&p, end, &(dst)))                                                      \
+            return -1;                                                                             \
     } while (0)
 
 static int get_head(const uint8_t **pp, const uint8_t *end, struct trk_rec_state *s,
@@ -96,8 +96,7 @@ static int get_head(const uint8_t **pp, const uint8_t *end, struct trk_rec_state
     return 0;
 }
 
-static int get_addr(const uint8_t **pp, const uint8_t *end, struct trk_rec_state *s,
-                    uint64_t *out)
+static int get_addr(const uint8_t **pp, const uint8_t *end, struct trk_rec_state *s, uint64_t *out)
 {
     const uint8_t *p = *pp;
     int64_t d;

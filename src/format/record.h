@@ -18,10 +18,10 @@
 #include "format/format.h"
 
 /* Longest fixed record: tag + 8 varints. */
-#define TRK_REC_MAX        96
+#define TRK_REC_MAX         96
 #define TRK_MODULE_SEGS_MAX 16
-#define TRK_REC_MODULE_MAX \
-    (1 + 4 * TRK_VARINT_MAX + TRK_MODULE_PATH_MAX + TRK_BUILDID_MAX + \
+#define TRK_REC_MODULE_MAX                                                                         \
+    (1 + 4 * TRK_VARINT_MAX + TRK_MODULE_PATH_MAX + TRK_BUILDID_MAX +                              \
      TRK_MODULE_SEGS_MAX * 3 * TRK_VARINT_MAX + 16)
 
 /* Per-stream delta state; both sides start from all zeros at offset 0. */
@@ -34,8 +34,8 @@ struct trk_rec_state {
 
 /* ---- Encoders ------------------------------------------------------------ */
 
-static inline uint8_t *trk_enc_head(uint8_t *p, struct trk_rec_state *st, uint8_t tag,
-                                    uint64_t seq, uint64_t ts)
+static inline uint8_t *trk_enc_head(uint8_t *p, struct trk_rec_state *st, uint8_t tag, uint64_t seq,
+                                    uint64_t ts)
 {
     *p++ = tag;
     p = trk_put_varint(p, seq - st->seq);
@@ -82,9 +82,9 @@ static inline uint8_t *trk_enc_realloc(uint8_t *p, struct trk_rec_state *st, uns
     return trk_put_varint(p, stack);
 }
 
-static inline uint8_t *trk_enc_mmap(uint8_t *p, struct trk_rec_state *st, uint64_t seq,
-                                    uint64_t ts, uint64_t addr, uint64_t len, uint64_t prot,
-                                    uint64_t flags, int file, uint64_t stack)
+static inline uint8_t *trk_enc_mmap(uint8_t *p, struct trk_rec_state *st, uint64_t seq, uint64_t ts,
+                                    uint64_t addr, uint64_t len, uint64_t prot, uint64_t flags,
+                                    int file, uint64_t stack)
 {
     p = trk_enc_head(p, st, TRK_REC_MMAP, seq, ts);
     p = trk_enc_addr(p, st, addr);
@@ -146,8 +146,7 @@ static inline uint8_t *trk_enc_thread_exit(uint8_t *p, struct trk_rec_state *st,
 
 /* name is truncated to TRK_THREAD_NAME_MAX bytes. */
 static inline uint8_t *trk_enc_thread_name(uint8_t *p, struct trk_rec_state *st, uint64_t seq,
-                                           uint64_t ts, uint64_t tid, const char *name,
-                                           size_t len)
+                                           uint64_t ts, uint64_t tid, const char *name, size_t len)
 {
     if (len > TRK_THREAD_NAME_MAX)
         len = TRK_THREAD_NAME_MAX;
@@ -158,16 +157,16 @@ static inline uint8_t *trk_enc_thread_name(uint8_t *p, struct trk_rec_state *st,
     return p + len;
 }
 
-static inline uint8_t *trk_enc_rss(uint8_t *p, struct trk_rec_state *st, uint64_t seq,
-                                   uint64_t ts, uint64_t anon, uint64_t file)
+static inline uint8_t *trk_enc_rss(uint8_t *p, struct trk_rec_state *st, uint64_t seq, uint64_t ts,
+                                   uint64_t anon, uint64_t file)
 {
     p = trk_enc_head(p, st, TRK_REC_RSS, seq, ts);
     p = trk_put_varint(p, anon);
     return trk_put_varint(p, file);
 }
 
-static inline uint8_t *trk_enc_lost(uint8_t *p, struct trk_rec_state *st, uint64_t seq,
-                                    uint64_t ts, uint64_t count)
+static inline uint8_t *trk_enc_lost(uint8_t *p, struct trk_rec_state *st, uint64_t seq, uint64_t ts,
+                                    uint64_t count)
 {
     p = trk_enc_head(p, st, TRK_REC_LOST, seq, ts);
     return trk_put_varint(p, count);
@@ -225,8 +224,7 @@ static inline uint8_t *trk_enc_gpu_fail(uint8_t *p, struct trk_rec_state *st, ui
 
 static inline uint8_t *trk_enc_gpu_map(uint8_t *p, struct trk_rec_state *st, uint64_t seq,
                                        uint64_t ts, unsigned api, unsigned op, int64_t device,
-                                       uint64_t va, uint64_t size, uint64_t handle,
-                                       uint64_t offset)
+                                       uint64_t va, uint64_t size, uint64_t handle, uint64_t offset)
 {
     p = trk_enc_gpu_head(p, st, TRK_REC_GPU_MAP, seq, ts, api, op, device);
     p = trk_enc_addr(p, st, va);
@@ -294,30 +292,30 @@ enum trk_rec_class {
 /* One decoded record. Which fields are meaningful depends on rclass; string
  * pointers point into the decoder's input buffer. */
 struct trk_rec {
-    uint8_t rclass;   /* enum trk_rec_class */
-    uint8_t kind;     /* allocator id for ALLOC/FREE/REALLOC */
-    uint8_t file;     /* MMAP: TRK_MAP_FILE or TRK_MAP_ANON */
-    uint64_t seq;     /* 0 for STACK and MODULE */
-    uint64_t seq2;    /* REALLOC, MREMAP: seq of the acquisition half */
+    uint8_t rclass; /* enum trk_rec_class */
+    uint8_t kind;   /* allocator id for ALLOC/FREE/REALLOC */
+    uint8_t file;   /* MMAP: TRK_MAP_FILE or TRK_MAP_ANON */
+    uint64_t seq;   /* 0 for STACK and MODULE */
+    uint64_t seq2;  /* REALLOC, MREMAP: seq of the acquisition half */
     uint64_t ts;
-    uint64_t addr;    /* ALLOC/FREE/MMAP/MUNMAP addr; REALLOC/MREMAP old addr */
-    uint64_t addr2;   /* REALLOC/MREMAP new addr */
-    uint64_t size;    /* ALLOC/REALLOC size; MMAP/MUNMAP len; MREMAP old len */
-    uint64_t size2;   /* MREMAP new len */
+    uint64_t addr;  /* ALLOC/FREE/MMAP/MUNMAP addr; REALLOC/MREMAP old addr */
+    uint64_t addr2; /* REALLOC/MREMAP new addr */
+    uint64_t size;  /* ALLOC/REALLOC size; MMAP/MUNMAP len; MREMAP old len */
+    uint64_t size2; /* MREMAP new len */
     uint64_t stack;
-    uint64_t prot, flags; /* MMAP prot/flags; MREMAP flags; THREAD TRK_THREAD_* */
-    uint64_t tid;     /* THREAD, THREAD_NAME */
-    uint64_t id, parent, ip;             /* STACK */
-    uint64_t generation, count, base;    /* MODULES, MODULE; LOST uses count */
-    uint64_t anon, file_bytes;           /* RSS */
-    uint8_t api;                         /* GPU_*: enum trk_gpu_api; kind holds the gpu kind */
-    uint8_t op;                          /* GPU_MAP: TRK_GPU_OP_* */
-    int64_t device;                      /* GPU_*: ordinal, -1 unknown */
-    uint64_t stream;                     /* GPU_ALLOC */
-    uint64_t result;                     /* GPU_FAIL: driver error code */
-    uint64_t handle, offset;             /* GPU_MAP */
-    uint64_t used, total;                /* GPU_MEMINFO */
-    const uint8_t *str;                  /* THREAD_NAME name, MODULE path */
+    uint64_t prot, flags;             /* MMAP prot/flags; MREMAP flags; THREAD TRK_THREAD_* */
+    uint64_t tid;                     /* THREAD, THREAD_NAME */
+    uint64_t id, parent, ip;          /* STACK */
+    uint64_t generation, count, base; /* MODULES, MODULE; LOST uses count */
+    uint64_t anon, file_bytes;        /* RSS */
+    uint8_t api;                      /* GPU_*: enum trk_gpu_api; kind holds the gpu kind */
+    uint8_t op;                       /* GPU_MAP: TRK_GPU_OP_* */
+    int64_t device;                   /* GPU_*: ordinal, -1 unknown */
+    uint64_t stream;                  /* GPU_ALLOC */
+    uint64_t result;                  /* GPU_FAIL: driver error code */
+    uint64_t handle, offset;          /* GPU_MAP */
+    uint64_t used, total;             /* GPU_MEMINFO */
+    const uint8_t *str;               /* THREAD_NAME name, MODULE path */
     size_t str_len;
     const uint8_t *buildid;
     size_t buildid_len;

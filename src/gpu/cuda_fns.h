@@ -105,14 +105,14 @@ trk_cu_result cuMemAllocFromPoolAsync(trk_cu_ptr *dptr, size_t bytesize, trk_cu_
                                       trk_cu_stream stream);
 trk_cu_result cuMemAllocFromPoolAsync_ptsz(trk_cu_ptr *dptr, size_t bytesize, trk_cu_pool pool,
                                            trk_cu_stream stream);
-trk_cu_result cuMemCreate(trk_cu_handle *handle, size_t size,
-                          const struct trk_gpu_alloc_prop *prop, unsigned long long flags);
+trk_cu_result cuMemCreate(trk_cu_handle *handle, size_t size, const struct trk_gpu_alloc_prop *prop,
+                          unsigned long long flags);
 trk_cu_result cuMemRelease(trk_cu_handle handle);
 trk_cu_result cuMemMap(trk_cu_ptr ptr, size_t size, size_t offset, trk_cu_handle handle,
                        unsigned long long flags);
 trk_cu_result cuMemUnmap(trk_cu_ptr ptr, size_t size);
-trk_cu_result cuMemAddressReserve(trk_cu_ptr *ptr, size_t size, size_t alignment,
-                                  trk_cu_ptr addr, unsigned long long flags);
+trk_cu_result cuMemAddressReserve(trk_cu_ptr *ptr, size_t size, size_t alignment, trk_cu_ptr addr,
+                                  unsigned long long flags);
 trk_cu_result cuMemAddressFree(trk_cu_ptr ptr, size_t size);
 trk_cu_result cuIpcOpenMemHandle_v2(trk_cu_ptr *pdptr, trk_cu_ipc_handle handle,
                                     unsigned int flags);

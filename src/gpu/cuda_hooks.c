@@ -55,8 +55,8 @@ static void *lazy_real(void *_Atomic *slot, _Atomic int *misses, const char *nam
  * context or no driver. */
 static int cu_current_device(void)
 {
-    trk_cu_result (*fn)(int *) = (trk_cu_result(*)(int *))lazy_real(
-        &ctx_get_device, &ctx_misses, "cuCtxGetDevice");
+    trk_cu_result (*fn)(int *) =
+        (trk_cu_result(*)(int *))lazy_real(&ctx_get_device, &ctx_misses, "cuCtxGetDevice");
     int dev = -1;
     if (!fn || fn(&dev) != TRK_CUDA_SUCCESS)
         return -1;
@@ -106,16 +106,20 @@ static int prop_device(const struct trk_gpu_call *c, const struct trk_gpu_alloc_
 static uint64_t array_elem_bytes(int format)
 {
     switch (format) {
-    case 0x02: case 0x09: case 0x10:
+    case 0x02:
+    case 0x09:
+    case 0x10:
         return 2;
-    case 0x03: case 0x0a: case 0x20:
+    case 0x03:
+    case 0x0a:
+    case 0x20:
         return 4;
     default:
         return 1;
     }
 }
 
-struct array_desc {   /* CUDA_ARRAY_DESCRIPTOR_v2 (cuda.h 3411) */
+struct array_desc { /* CUDA_ARRAY_DESCRIPTOR_v2 (cuda.h 3411) */
     size_t width, height;
     int format;
     unsigned int channels;
@@ -135,14 +139,13 @@ static uint64_t dim(size_t n)
 /* ---- What each entry point records -------------------------------------- */
 
 #define REAL(T, fn) ((T)(fn))
-#define NO_DRIVER(fn)                                                     \
-    do {                                                                  \
-        if (TRK_UNLIKELY(!(fn)))                                          \
-            return TRK_CUDA_ERROR_NOT_INITIALIZED;                        \
+#define NO_DRIVER(fn)                                                                              \
+    do {                                                                                           \
+        if (TRK_UNLIKELY(!(fn)))                                                                   \
+            return TRK_CUDA_ERROR_NOT_INITIALIZED;                                                 \
     } while (0)
 
-static trk_cu_result core_alloc(void *fn, unsigned api, unsigned kind, trk_cu_ptr *dptr,
-                                size_t n)
+static trk_cu_result core_alloc(void *fn, unsigned api, unsigned kind, trk_cu_ptr *dptr, size_t n)
 {
     NO_DRIVER(fn);
     struct trk_gpu_call c;
@@ -243,8 +246,8 @@ static trk_cu_result core_cuMemHostRegister_v2(void *fn, void *p, size_t n, unsi
     struct trk_gpu_call c;
     trk_gpu_begin(&c);
     trk_cu_result r = REAL(trk_cu_result(*)(void *, size_t, unsigned), fn)(p, n, flags);
-    trk_gpu_end_alloc(&c, r, TRK_GPU_API_CUMEMHOSTREGISTER, TRK_GPU_HOST_REGISTER,
-                      cu_device(&c), (uintptr_t)p, n, 0);
+    trk_gpu_end_alloc(&c, r, TRK_GPU_API_CUMEMHOSTREGISTER, TRK_GPU_HOST_REGISTER, cu_device(&c),
+                      (uintptr_t)p, n, 0);
     return r;
 }
 
@@ -323,9 +326,9 @@ static trk_cu_result core_cuMemMap(void *fn, trk_cu_ptr ptr, size_t n, size_t of
     NO_DRIVER(fn);
     struct trk_gpu_call c;
     trk_gpu_begin_plain(&c);
-    trk_cu_result r = REAL(trk_cu_result(*)(trk_cu_ptr, size_t, size_t, trk_cu_handle,
-                                            unsigned long long),
-                           fn)(ptr, n, offset, h, flags);
+    trk_cu_result r =
+        REAL(trk_cu_result(*)(trk_cu_ptr, size_t, size_t, trk_cu_handle, unsigned long long),
+             fn)(ptr, n, offset, h, flags);
     trk_gpu_end_map(&c, r, TRK_GPU_API_CUMEMMAP, cu_device(&c), ptr, n, h, offset);
     return r;
 }
@@ -346,9 +349,9 @@ static trk_cu_result core_cuMemAddressReserve(void *fn, trk_cu_ptr *ptr, size_t 
     NO_DRIVER(fn);
     struct trk_gpu_call c;
     trk_gpu_begin(&c);
-    trk_cu_result r = REAL(trk_cu_result(*)(trk_cu_ptr *, size_t, size_t, trk_cu_ptr,
-                                            unsigned long long),
-                           fn)(ptr, n, align, addr, flags);
+    trk_cu_result r =
+        REAL(trk_cu_result(*)(trk_cu_ptr *, size_t, size_t, trk_cu_ptr, unsigned long long),
+             fn)(ptr, n, align, addr, flags);
     trk_gpu_end_alloc(&c, r, TRK_GPU_API_CUMEMADDRESSRESERVE, TRK_GPU_VA_RESERVE, cu_device(&c),
                       r ? 0 : *ptr, n, 0);
     return r;
@@ -366,14 +369,14 @@ static trk_cu_result core_cuMemAddressFree(void *fn, trk_cu_ptr ptr, size_t n)
 
 /* Imported memory belongs to another process (gpu.md §1.3): its own kind,
  * never this process's device bytes. */
-static trk_cu_result core_cuIpcOpenMemHandle_v2(void *fn, trk_cu_ptr *pdptr,
-                                                trk_cu_ipc_handle h, unsigned int flags)
+static trk_cu_result core_cuIpcOpenMemHandle_v2(void *fn, trk_cu_ptr *pdptr, trk_cu_ipc_handle h,
+                                                unsigned int flags)
 {
     NO_DRIVER(fn);
     struct trk_gpu_call c;
     trk_gpu_begin(&c);
-    trk_cu_result r = REAL(trk_cu_result(*)(trk_cu_ptr *, trk_cu_ipc_handle, unsigned),
-                           fn)(pdptr, h, flags);
+    trk_cu_result r =
+        REAL(trk_cu_result(*)(trk_cu_ptr *, trk_cu_ipc_handle, unsigned), fn)(pdptr, h, flags);
     trk_cu_ptr p = r ? 0 : *pdptr;
     trk_gpu_end_alloc(&c, r, TRK_GPU_API_CUIPCOPENMEMHANDLE, TRK_GPU_IMPORTED, cu_device(&c), p,
                       r ? 0 : cu_range_size(&c, p), 0);
@@ -392,10 +395,10 @@ static trk_cu_result core_cuMemImportFromShareableHandle(void *fn, trk_cu_handle
     NO_DRIVER(fn);
     struct trk_gpu_call c;
     trk_gpu_begin(&c);
-    trk_cu_result r = REAL(trk_cu_result(*)(trk_cu_handle *, void *, int), fn)(handle, os_handle,
-                                                                              type);
-    trk_gpu_end_alloc(&c, r, TRK_GPU_API_CUMEMIMPORTFROMSHAREABLE, TRK_GPU_IMPORTED,
-                      cu_device(&c), r ? 0 : *handle, 0, 0);
+    trk_cu_result r =
+        REAL(trk_cu_result(*)(trk_cu_handle *, void *, int), fn)(handle, os_handle, type);
+    trk_gpu_end_alloc(&c, r, TRK_GPU_API_CUMEMIMPORTFROMSHAREABLE, TRK_GPU_IMPORTED, cu_device(&c),
+                      r ? 0 : *handle, 0, 0);
     return r;
 }
 
@@ -445,11 +448,11 @@ static trk_cu_result core_cuMemPoolImportPointer(void *fn, trk_cu_ptr *out, trk_
     NO_DRIVER(fn);
     struct trk_gpu_call c;
     trk_gpu_begin(&c);
-    trk_cu_result r = REAL(trk_cu_result(*)(trk_cu_ptr *, trk_cu_pool, void *), fn)(out, pool,
-                                                                                   share);
+    trk_cu_result r =
+        REAL(trk_cu_result(*)(trk_cu_ptr *, trk_cu_pool, void *), fn)(out, pool, share);
     trk_cu_ptr p = r ? 0 : *out;
-    trk_gpu_end_alloc(&c, r, TRK_GPU_API_CUMEMPOOLIMPORTPOINTER, TRK_GPU_IMPORTED,
-                      cu_device(&c), p, r ? 0 : cu_range_size(&c, p), 0);
+    trk_gpu_end_alloc(&c, r, TRK_GPU_API_CUMEMPOOLIMPORTPOINTER, TRK_GPU_IMPORTED, cu_device(&c), p,
+                      r ? 0 : cu_range_size(&c, p), 0);
     return r;
 }
 
@@ -459,70 +462,65 @@ static trk_cu_result core_cuMemPoolImportPointer(void *fn, trk_cu_ptr *out, trk_
  * is found by that name, and pa_name for cuGetProcAddress's pointer in slot F.
  */
 #define UNPAREN(...) __VA_ARGS__
-#define HOOK(F, NAME, CORE, PARAMS, ARGS)                                               \
-    TRK_EXPORT trk_cu_result NAME PARAMS                                                \
-    {                                                                                   \
-        return CORE(trk_cu_plt(F), UNPAREN ARGS);                                       \
-    }                                                                                   \
-    static trk_cu_result pa_##NAME PARAMS                                               \
-    {                                                                                   \
-        return CORE(atomic_load_explicit(&trk_cu_pa_real[F], memory_order_acquire),     \
-                    UNPAREN ARGS);                                                      \
+#define HOOK(F, NAME, CORE, PARAMS, ARGS)                                                          \
+    TRK_EXPORT trk_cu_result NAME PARAMS                                                           \
+    {                                                                                              \
+        return CORE(trk_cu_plt(F), UNPAREN ARGS);                                                  \
+    }                                                                                              \
+    static trk_cu_result pa_##NAME PARAMS                                                          \
+    {                                                                                              \
+        return CORE(atomic_load_explicit(&trk_cu_pa_real[F], memory_order_acquire), UNPAREN ARGS); \
     }
 
-HOOK(TRK_CU_MEMALLOC, cuMemAlloc_v2, core_cuMemAlloc_v2, (trk_cu_ptr *d, size_t n), (d, n))
+HOOK(TRK_CU_MEMALLOC, cuMemAlloc_v2, core_cuMemAlloc_v2, (trk_cu_ptr * d, size_t n), (d, n))
 HOOK(TRK_CU_MEMFREE, cuMemFree_v2, core_cuMemFree_v2, (trk_cu_ptr p), (p))
 HOOK(TRK_CU_MEMALLOCPITCH, cuMemAllocPitch_v2, core_cuMemAllocPitch_v2,
-     (trk_cu_ptr *d, size_t *pitch, size_t w, size_t h, unsigned int e), (d, pitch, w, h, e))
+     (trk_cu_ptr * d, size_t *pitch, size_t w, size_t h, unsigned int e), (d, pitch, w, h, e))
 HOOK(TRK_CU_MEMALLOCMANAGED, cuMemAllocManaged, core_cuMemAllocManaged,
-     (trk_cu_ptr *d, size_t n, unsigned int f), (d, n, f))
+     (trk_cu_ptr * d, size_t n, unsigned int f), (d, n, f))
 HOOK(TRK_CU_MEMHOSTALLOC, cuMemHostAlloc, core_cuMemHostAlloc,
      (void **pp, size_t n, unsigned int f), (pp, n, f))
-HOOK(TRK_CU_MEMALLOCHOST, cuMemAllocHost_v2, core_cuMemAllocHost_v2, (void **pp, size_t n),
-     (pp, n))
+HOOK(TRK_CU_MEMALLOCHOST, cuMemAllocHost_v2, core_cuMemAllocHost_v2, (void **pp, size_t n), (pp, n))
 HOOK(TRK_CU_MEMFREEHOST, cuMemFreeHost, core_cuMemFreeHost, (void *p), (p))
 HOOK(TRK_CU_MEMHOSTREGISTER, cuMemHostRegister_v2, core_cuMemHostRegister_v2,
      (void *p, size_t n, unsigned int f), (p, n, f))
 HOOK(TRK_CU_MEMHOSTUNREGISTER, cuMemHostUnregister, core_cuMemHostUnregister, (void *p), (p))
 HOOK(TRK_CU_MEMALLOCASYNC, cuMemAllocAsync, core_cuMemAllocAsync,
-     (trk_cu_ptr *d, size_t n, trk_cu_stream s), (d, n, s))
+     (trk_cu_ptr * d, size_t n, trk_cu_stream s), (d, n, s))
 HOOK(TRK_CU_MEMALLOCASYNC_PTSZ, cuMemAllocAsync_ptsz, core_cuMemAllocAsync,
-     (trk_cu_ptr *d, size_t n, trk_cu_stream s), (d, n, s))
+     (trk_cu_ptr * d, size_t n, trk_cu_stream s), (d, n, s))
 HOOK(TRK_CU_MEMFREEASYNC, cuMemFreeAsync, core_cuMemFreeAsync, (trk_cu_ptr p, trk_cu_stream s),
      (p, s))
 HOOK(TRK_CU_MEMFREEASYNC_PTSZ, cuMemFreeAsync_ptsz, core_cuMemFreeAsync,
      (trk_cu_ptr p, trk_cu_stream s), (p, s))
 HOOK(TRK_CU_MEMALLOCFROMPOOLASYNC, cuMemAllocFromPoolAsync, core_cuMemAllocFromPoolAsync,
-     (trk_cu_ptr *d, size_t n, trk_cu_pool pool, trk_cu_stream s), (d, n, pool, s))
-HOOK(TRK_CU_MEMALLOCFROMPOOLASYNC_PTSZ, cuMemAllocFromPoolAsync_ptsz,
-     core_cuMemAllocFromPoolAsync, (trk_cu_ptr *d, size_t n, trk_cu_pool pool, trk_cu_stream s),
-     (d, n, pool, s))
+     (trk_cu_ptr * d, size_t n, trk_cu_pool pool, trk_cu_stream s), (d, n, pool, s))
+HOOK(TRK_CU_MEMALLOCFROMPOOLASYNC_PTSZ, cuMemAllocFromPoolAsync_ptsz, core_cuMemAllocFromPoolAsync,
+     (trk_cu_ptr * d, size_t n, trk_cu_pool pool, trk_cu_stream s), (d, n, pool, s))
 HOOK(TRK_CU_MEMCREATE, cuMemCreate, core_cuMemCreate,
-     (trk_cu_handle *h, size_t n, const struct trk_gpu_alloc_prop *prop, unsigned long long f),
+     (trk_cu_handle * h, size_t n, const struct trk_gpu_alloc_prop *prop, unsigned long long f),
      (h, n, prop, f))
 HOOK(TRK_CU_MEMRELEASE, cuMemRelease, core_cuMemRelease, (trk_cu_handle h), (h))
 HOOK(TRK_CU_MEMMAP, cuMemMap, core_cuMemMap,
-     (trk_cu_ptr p, size_t n, size_t off, trk_cu_handle h, unsigned long long f),
-     (p, n, off, h, f))
+     (trk_cu_ptr p, size_t n, size_t off, trk_cu_handle h, unsigned long long f), (p, n, off, h, f))
 HOOK(TRK_CU_MEMUNMAP, cuMemUnmap, core_cuMemUnmap, (trk_cu_ptr p, size_t n), (p, n))
 HOOK(TRK_CU_MEMADDRESSRESERVE, cuMemAddressReserve, core_cuMemAddressReserve,
-     (trk_cu_ptr *p, size_t n, size_t a, trk_cu_ptr addr, unsigned long long f),
+     (trk_cu_ptr * p, size_t n, size_t a, trk_cu_ptr addr, unsigned long long f),
      (p, n, a, addr, f))
 HOOK(TRK_CU_MEMADDRESSFREE, cuMemAddressFree, core_cuMemAddressFree, (trk_cu_ptr p, size_t n),
      (p, n))
 HOOK(TRK_CU_IPCOPENMEMHANDLE, cuIpcOpenMemHandle_v2, core_cuIpcOpenMemHandle_v2,
-     (trk_cu_ptr *p, trk_cu_ipc_handle h, unsigned int f), (p, h, f))
-HOOK(TRK_CU_IPCCLOSEMEMHANDLE, cuIpcCloseMemHandle, core_cuIpcCloseMemHandle, (trk_cu_ptr p),
-     (p))
+     (trk_cu_ptr * p, trk_cu_ipc_handle h, unsigned int f), (p, h, f))
+HOOK(TRK_CU_IPCCLOSEMEMHANDLE, cuIpcCloseMemHandle, core_cuIpcCloseMemHandle, (trk_cu_ptr p), (p))
 HOOK(TRK_CU_MEMIMPORTFROMSHAREABLEHANDLE, cuMemImportFromShareableHandle,
-     core_cuMemImportFromShareableHandle, (trk_cu_handle *h, void *os, int type), (h, os, type))
-HOOK(TRK_CU_ARRAYCREATE, cuArrayCreate_v2, core_cuArrayCreate_v2,
-     (trk_cu_array *h, const void *d), (h, d))
+     core_cuMemImportFromShareableHandle, (trk_cu_handle * h, void *os, int type), (h, os, type))
+HOOK(TRK_CU_ARRAYCREATE, cuArrayCreate_v2, core_cuArrayCreate_v2, (trk_cu_array * h, const void *d),
+     (h, d))
 HOOK(TRK_CU_ARRAY3DCREATE, cuArray3DCreate_v2, core_cuArray3DCreate_v2,
-     (trk_cu_array *h, const void *d), (h, d))
+     (trk_cu_array * h, const void *d), (h, d))
 HOOK(TRK_CU_ARRAYDESTROY, cuArrayDestroy, core_cuArrayDestroy, (trk_cu_array a), (a))
 HOOK(TRK_CU_MEMPOOLIMPORTPOINTER, cuMemPoolImportPointer, core_cuMemPoolImportPointer,
-     (trk_cu_ptr *p, trk_cu_pool pool, void *share), (p, pool, share))
+     (trk_cu_ptr * p, trk_cu_pool pool, void *share), (p, pool, share))
 
 #define ENTRY(F, NAME) [F] = {#NAME, (void *)NAME, (void *)pa_##NAME}
 

@@ -25,7 +25,7 @@
 /* Above this, an entry point may have a new ABI we have not seen: pass it
  * through. CUDA 13.0's headers are the last ones checked (gpu.md §1.1). */
 #define TRK_CU_VERSION_MAX 14000
-#define NO_PTSZ TRK_CU_FN_COUNT
+#define NO_PTSZ            TRK_CU_FN_COUNT
 
 struct pa_entry {
     const char *name; /* base name as the runtime asks for it */
@@ -45,8 +45,7 @@ static const struct pa_entry pa_table[] = {
     {"cuMemFreeHost", 2000, TRK_CU_VERSION_MAX, TRK_CU_MEMFREEHOST, NO_PTSZ},
     {"cuMemHostRegister", 6050, TRK_CU_VERSION_MAX, TRK_CU_MEMHOSTREGISTER, NO_PTSZ},
     {"cuMemHostUnregister", 4000, TRK_CU_VERSION_MAX, TRK_CU_MEMHOSTUNREGISTER, NO_PTSZ},
-    {"cuMemAllocAsync", 11020, TRK_CU_VERSION_MAX, TRK_CU_MEMALLOCASYNC,
-     TRK_CU_MEMALLOCASYNC_PTSZ},
+    {"cuMemAllocAsync", 11020, TRK_CU_VERSION_MAX, TRK_CU_MEMALLOCASYNC, TRK_CU_MEMALLOCASYNC_PTSZ},
     {"cuMemFreeAsync", 11020, TRK_CU_VERSION_MAX, TRK_CU_MEMFREEASYNC, TRK_CU_MEMFREEASYNC_PTSZ},
     {"cuMemAllocFromPoolAsync", 11020, TRK_CU_VERSION_MAX, TRK_CU_MEMALLOCFROMPOOLASYNC,
      TRK_CU_MEMALLOCFROMPOOLASYNC_PTSZ},
@@ -143,18 +142,16 @@ TRK_EXPORT trk_cu_result cuGetProcAddress_v2(const char *symbol, void **pfn, int
     return gpa5(trk_cu_plt(TRK_CU_GETPROCADDRESS_V2), symbol, pfn, version, flags, status);
 }
 
-trk_cu_result trk_cu_pa_getprocaddress(const char *symbol, void **pfn, int version,
-                                       uint64_t flags)
+trk_cu_result trk_cu_pa_getprocaddress(const char *symbol, void **pfn, int version, uint64_t flags)
 {
-    return gpa4(atomic_load_explicit(&trk_cu_pa_real[TRK_CU_GETPROCADDRESS],
-                                     memory_order_acquire),
+    return gpa4(atomic_load_explicit(&trk_cu_pa_real[TRK_CU_GETPROCADDRESS], memory_order_acquire),
                 symbol, pfn, version, flags);
 }
 
 trk_cu_result trk_cu_pa_getprocaddress_v2(const char *symbol, void **pfn, int version,
                                           uint64_t flags, int *status)
 {
-    return gpa5(atomic_load_explicit(&trk_cu_pa_real[TRK_CU_GETPROCADDRESS_V2],
-                                     memory_order_acquire),
-                symbol, pfn, version, flags, status);
+    return gpa5(
+        atomic_load_explicit(&trk_cu_pa_real[TRK_CU_GETPROCADDRESS_V2], memory_order_acquire),
+        symbol, pfn, version, flags, status);
 }

@@ -21,8 +21,7 @@ void *trk_dlsym_slow(void *handle, const char *name) TRK_HIDDEN;
 
 void *trk_dlsym_slow(void *handle, const char *name)
 {
-    void *(*real)(void *, const char *) = (void *(*)(void *, const char *))
-        trk_gpu_dlsym_real_get();
+    void *(*real)(void *, const char *) = (void *(*)(void *, const char *))trk_gpu_dlsym_real_get();
     if (!real)
         return NULL;
     /* The caller libc sees is us; for a real handle glibc searches that

@@ -27,10 +27,10 @@
 /* ---- Driver ABI (CUDA 13.0 cuda.h / cudaTypedefs.h, HIP 6.x headers) ---- */
 
 typedef int trk_cu_result;
-#define TRK_CUDA_SUCCESS 0
+#define TRK_CUDA_SUCCESS               0
 #define TRK_CUDA_ERROR_NOT_INITIALIZED 3 /* what we answer when no real driver is there */
-typedef uint64_t trk_cu_ptr;   /* CUdeviceptr (_v2: 64-bit) */
-typedef uint64_t trk_cu_handle; /* CUmemGenericAllocationHandle */
+typedef uint64_t trk_cu_ptr;             /* CUdeviceptr (_v2: 64-bit) */
+typedef uint64_t trk_cu_handle;          /* CUmemGenericAllocationHandle */
 typedef struct {
     char reserved[64];
 } trk_cu_ipc_handle; /* CUipcMemHandle, passed by value */

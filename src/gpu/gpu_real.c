@@ -40,8 +40,8 @@ void *trk_gpu_dlsym_real_get(void)
 
 /* Sonames tried with RTLD_NOLOAD, newest first. */
 static const char *const cuda_names[] = {"libcuda.so.1", "libcuda.so", NULL};
-static const char *const hip_names[] = {"libamdhip64.so.7", "libamdhip64.so.6",
-                                        "libamdhip64.so.5", "libamdhip64.so", NULL};
+static const char *const hip_names[] = {"libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5",
+                                        "libamdhip64.so", NULL};
 static void *_Atomic lib_handles[2];
 
 void *trk_gpu_lib_handle(enum trk_gpu_lib lib)
@@ -73,8 +73,8 @@ void *trk_gpu_lib_handle(enum trk_gpu_lib lib)
 
 void *trk_gpu_lookup(enum trk_gpu_lib lib, const char *name)
 {
-    void *(*real_dlsym)(void *, const char *) = (void *(*)(void *, const char *))
-        trk_gpu_dlsym_real_get();
+    void *(*real_dlsym)(void *, const char *) =
+        (void *(*)(void *, const char *))trk_gpu_dlsym_real_get();
     if (!real_dlsym)
         return NULL;
     int was = trk_tl_guard;

@@ -24,11 +24,29 @@ typedef void *trk_hip_pool;
 typedef void *trk_hip_handle; /* hipMemGenericAllocationHandle_t */
 
 enum hip_fn {
-    H_MALLOC, H_EXTMALLOCWITHFLAGS, H_MALLOCMANAGED, H_HOSTMALLOC, H_EXTHOSTALLOC,
-    H_MALLOCHOST, H_HOSTFREE, H_FREEHOST, H_FREE, H_MALLOCASYNC, H_FREEASYNC,
-    H_MALLOCFROMPOOLASYNC, H_MEMCREATE, H_MEMRELEASE, H_MEMMAP, H_MEMUNMAP,
-    H_MEMADDRESSRESERVE, H_MEMADDRESSFREE, H_MALLOCPITCH, H_HOSTREGISTER, H_HOSTUNREGISTER,
-    H_GETPROCADDRESS, H_COUNT
+    H_MALLOC,
+    H_EXTMALLOCWITHFLAGS,
+    H_MALLOCMANAGED,
+    H_HOSTMALLOC,
+    H_EXTHOSTALLOC,
+    H_MALLOCHOST,
+    H_HOSTFREE,
+    H_FREEHOST,
+    H_FREE,
+    H_MALLOCASYNC,
+    H_FREEASYNC,
+    H_MALLOCFROMPOOLASYNC,
+    H_MEMCREATE,
+    H_MEMRELEASE,
+    H_MEMMAP,
+    H_MEMUNMAP,
+    H_MEMADDRESSRESERVE,
+    H_MEMADDRESSFREE,
+    H_MALLOCPITCH,
+    H_HOSTREGISTER,
+    H_HOSTUNREGISTER,
+    H_GETPROCADDRESS,
+    H_COUNT
 };
 
 static void *_Atomic hip_real[H_COUNT];
@@ -72,10 +90,10 @@ static int hip_device(const struct trk_gpu_call *c)
     return c->scoped ? hip_current_device() : -1;
 }
 
-#define NO_RUNTIME(fn)                                                    \
-    do {                                                                  \
-        if (TRK_UNLIKELY(!(fn)))                                          \
-            return TRK_CUDA_ERROR_NOT_INITIALIZED; /* hipErrorNotInitialized */ \
+#define NO_RUNTIME(fn)                                                                             \
+    do {                                                                                           \
+        if (TRK_UNLIKELY(!(fn)))                                                                   \
+            return TRK_CUDA_ERROR_NOT_INITIALIZED; /* hipErrorNotInitialized */                    \
     } while (0)
 
 static trk_hip_result hip_alloc(enum hip_fn f, unsigned api, unsigned kind, void **p, size_t n,
@@ -127,8 +145,7 @@ HIP_API hipMemAddressFree(void *p, size_t n);
 HIP_API hipMallocPitch(void **p, size_t *pitch, size_t width, size_t height);
 HIP_API hipHostRegister(void *p, size_t n, unsigned int flags);
 HIP_API hipHostUnregister(void *p);
-HIP_API hipGetProcAddress(const char *symbol, void **pfn, int version, uint64_t flags,
-                          int *status);
+HIP_API hipGetProcAddress(const char *symbol, void **pfn, int version, uint64_t flags, int *status);
 
 HIP_API hipMalloc(void **p, size_t n)
 {
@@ -137,8 +154,8 @@ HIP_API hipMalloc(void **p, size_t n)
 
 HIP_API hipExtMallocWithFlags(void **p, size_t n, unsigned int flags)
 {
-    return hip_alloc(H_EXTMALLOCWITHFLAGS, TRK_GPU_API_HIPEXTMALLOCWITHFLAGS, TRK_GPU_DEVICE, p,
-                     n, flags, 1);
+    return hip_alloc(H_EXTMALLOCWITHFLAGS, TRK_GPU_API_HIPEXTMALLOCWITHFLAGS, TRK_GPU_DEVICE, p, n,
+                     flags, 1);
 }
 
 HIP_API hipMallocManaged(void **p, size_t n, unsigned int flags)
@@ -149,8 +166,7 @@ HIP_API hipMallocManaged(void **p, size_t n, unsigned int flags)
 
 HIP_API hipHostMalloc(void **p, size_t n, unsigned int flags)
 {
-    return hip_alloc(H_HOSTMALLOC, TRK_GPU_API_HIPHOSTMALLOC, TRK_GPU_PINNED_HOST, p, n, flags,
-                     1);
+    return hip_alloc(H_HOSTMALLOC, TRK_GPU_API_HIPHOSTMALLOC, TRK_GPU_PINNED_HOST, p, n, flags, 1);
 }
 
 /* hipHostMalloc's successors (hip_6.3) and the deprecated hipMallocHost
@@ -225,12 +241,12 @@ HIP_API hipMemCreate(trk_hip_handle *h, size_t n, const struct trk_gpu_alloc_pro
     NO_RUNTIME(fn);
     struct trk_gpu_call c;
     trk_gpu_begin(&c);
-    trk_hip_result r = ((trk_hip_result(*)(trk_hip_handle *, size_t,
-                                           const struct trk_gpu_alloc_prop *,
-                                           unsigned long long))fn)(h, n, prop, flags);
+    trk_hip_result r =
+        ((trk_hip_result(*)(trk_hip_handle *, size_t, const struct trk_gpu_alloc_prop *,
+                            unsigned long long))fn)(h, n, prop, flags);
     int dev = prop && prop->loc_type == 1 ? prop->loc_id : hip_device(&c);
-    trk_gpu_end_alloc(&c, r, TRK_GPU_API_HIPMEMCREATE, TRK_GPU_VMM_PHYS, dev,
-                      r ? 0 : (uintptr_t)*h, n, 0);
+    trk_gpu_end_alloc(&c, r, TRK_GPU_API_HIPMEMCREATE, TRK_GPU_VMM_PHYS, dev, r ? 0 : (uintptr_t)*h,
+                      n, 0);
     return r;
 }
 
@@ -267,17 +283,16 @@ HIP_API hipMemUnmap(void *p, size_t n)
     return r;
 }
 
-HIP_API hipMemAddressReserve(void **p, size_t n, size_t align, void *addr,
-                             unsigned long long flags)
+HIP_API hipMemAddressReserve(void **p, size_t n, size_t align, void *addr, unsigned long long flags)
 {
     void *fn = hip_plt(H_MEMADDRESSRESERVE);
     NO_RUNTIME(fn);
     struct trk_gpu_call c;
     trk_gpu_begin(&c);
-    trk_hip_result r = ((trk_hip_result(*)(void **, size_t, size_t, void *,
-                                           unsigned long long))fn)(p, n, align, addr, flags);
-    trk_gpu_end_alloc(&c, r, TRK_GPU_API_HIPMEMADDRESSRESERVE, TRK_GPU_VA_RESERVE,
-                      hip_device(&c), r ? 0 : (uintptr_t)*p, n, 0);
+    trk_hip_result r = ((trk_hip_result(*)(void **, size_t, size_t, void *, unsigned long long))fn)(
+        p, n, align, addr, flags);
+    trk_gpu_end_alloc(&c, r, TRK_GPU_API_HIPMEMADDRESSRESERVE, TRK_GPU_VA_RESERVE, hip_device(&c),
+                      r ? 0 : (uintptr_t)*p, n, 0);
     return r;
 }
 
@@ -326,8 +341,7 @@ HIP_API hipHostUnregister(void *p)
 /* hipVersion does not change the ABI of any memory entry point we hook
  * (ROCm/clr maps only hipGetDeviceProperties-like names), so the result is
  * wrapped by name, like a dlsym result. */
-HIP_API hipGetProcAddress(const char *symbol, void **pfn, int version, uint64_t flags,
-                          int *status)
+HIP_API hipGetProcAddress(const char *symbol, void **pfn, int version, uint64_t flags, int *status)
 {
     void *fn = hip_plt(H_GETPROCADDRESS);
     NO_RUNTIME(fn);

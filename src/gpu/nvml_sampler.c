@@ -19,9 +19,9 @@
 #include "gpu/gpu.h"
 #include "preload/real.h"
 
-#define PERIOD_NS 100000000ull /* 10 Hz */
+#define PERIOD_NS   100000000ull /* 10 Hz */
 #define MAX_DEVICES 64
-#define MAX_PROCS 256
+#define MAX_PROCS   256
 
 typedef int nvml_ret;
 typedef void *nvml_device;
@@ -64,8 +64,7 @@ static int reported[MAX_DEVICES];
 
 static void *sym(void *h, const char *name)
 {
-    void *(*real)(void *, const char *) = (void *(*)(void *, const char *))
-        trk_gpu_dlsym_real_get();
+    void *(*real)(void *, const char *) = (void *(*)(void *, const char *))trk_gpu_dlsym_real_get();
     return real ? real(h, name) : NULL;
 }
 

@@ -18,25 +18,25 @@
 
 #include "preload/real.h"
 
-#define ENSURE(fn)                       \
-    do {                                 \
-        if (TRK_UNLIKELY(!trk_real.fn))  \
-            trk_resolve();               \
+#define ENSURE(fn)                                                                                 \
+    do {                                                                                           \
+        if (TRK_UNLIKELY(!trk_real.fn))                                                            \
+            trk_resolve();                                                                         \
     } while (0)
 
 /* Records an acquisition made by `call` (an expression yielding void *). */
-#define RECORD_ALLOC(kind, call, size_expr)                      \
-    do {                                                         \
-        struct trk_thread *t = trk_enter();                      \
-        if (!t)                                                  \
-            return call;                                         \
-        void *p = call;                                          \
-        int saved = errno;                                       \
-        if (p)                                                   \
-            trk_ev_alloc(t, kind, p, size_expr, trk_stack(t));   \
-        trk_leave();                                             \
-        errno = saved;                                           \
-        return p;                                                \
+#define RECORD_ALLOC(kind, call, size_expr)                                                        \
+    do {                                                                                           \
+        struct trk_thread *t = trk_enter();                                                        \
+        if (!t)                                                                                    \
+            return call;                                                                           \
+        void *p = call;                                                                            \
+        int saved = errno;                                                                         \
+        if (p)                                                                                     \
+            trk_ev_alloc(t, kind, p, size_expr, trk_stack(t));                                     \
+        trk_leave();                                                                               \
+        errno = saved;                                                                             \
+        return p;                                                                                  \
     } while (0)
 
 TRK_EXPORT void *malloc(size_t n)
@@ -59,8 +59,8 @@ TRK_EXPORT void *calloc(size_t n, size_t size)
     RECORD_ALLOC(TRK_ALLOC_CALLOC, trk_real.calloc(n, size), n * size);
 }
 
-static void free_common(unsigned kind, void *p, void (*release)(void *, size_t, size_t),
-                        size_t a, size_t b)
+static void free_common(unsigned kind, void *p, void (*release)(void *, size_t, size_t), size_t a,
+                        size_t b)
 {
     if (!p || trk_boot_owns(p))
         return;

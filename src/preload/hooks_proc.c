@@ -57,8 +57,8 @@ static void *dlopen_for(const char *file, int mode, const void *caller)
         !lm || !has_search_path(lm))
         return trk_real.dlopen(file, mode);
 
-    void *self = trk_real.dlopen(lm->l_name && *lm->l_name ? lm->l_name : NULL,
-                                 RTLD_LAZY | RTLD_NOLOAD);
+    void *self =
+        trk_real.dlopen(lm->l_name && *lm->l_name ? lm->l_name : NULL, RTLD_LAZY | RTLD_NOLOAD);
     if (!self)
         return trk_real.dlopen(file, mode);
     _Alignas(Dl_serinfo) char buf[16384];
@@ -109,9 +109,9 @@ TRK_EXPORT int dlclose(void *h)
 /* ---- exec and spawn -------------------------------------------------------- */
 
 static const char *const env_names[] = {
-    "LD_PRELOAD",      "TRACKER_OUTPUT", "TRACKER_ROOT_PID", "TRACKER_SESSION",
-    "TRACKER_DEPTH",   "TRACKER_MMAP",   "TRACKER_FOLLOW_FORK", "TRACKER_BUFFER_KB",
-    "TRACKER_FORCE",   "TRACKER_QUIET",  "TRACKER_RSS_MS",   "TRACKER_FLUSH_MS",
+    "LD_PRELOAD",    "TRACKER_OUTPUT", "TRACKER_ROOT_PID",    "TRACKER_SESSION",
+    "TRACKER_DEPTH", "TRACKER_MMAP",   "TRACKER_FOLLOW_FORK", "TRACKER_BUFFER_KB",
+    "TRACKER_FORCE", "TRACKER_QUIET",  "TRACKER_RSS_MS",      "TRACKER_FLUSH_MS",
 };
 #define N_ENV (sizeof(env_names) / sizeof(env_names[0]))
 
@@ -189,9 +189,9 @@ static char *const *env_inject(char *const envp[], char **out, char *preload_buf
     return out;
 }
 
-#define WITH_ENV(envp, var)                                              \
-    char *var##_vec[ENV_MAX];                                            \
-    char var##_pre[8192];                                                \
+#define WITH_ENV(envp, var)                                                                        \
+    char *var##_vec[ENV_MAX];                                                                      \
+    char var##_pre[8192];                                                                          \
     char *const *var = env_inject(envp, var##_vec, var##_pre, sizeof(var##_pre))
 
 /* The image is about to be replaced: everything recorded so far must reach
@@ -242,19 +242,19 @@ TRK_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
     return trk_real.fexecve(fd, argv, env);
 }
 
-#define COLLECT_ARGS(first, argv, extra_envp)                      \
-    va_list ap;                                                    \
-    size_t argc = 1;                                               \
-    va_start(ap, first);                                           \
-    while (va_arg(ap, char *))                                     \
-        argc++;                                                    \
-    va_end(ap);                                                    \
-    char *argv[argc + 1];                                          \
-    argv[0] = (char *)first;                                       \
-    va_start(ap, first);                                           \
-    for (size_t i = 1; i <= argc; i++)                             \
-        argv[i] = va_arg(ap, char *);                              \
-    extra_envp;                                                    \
+#define COLLECT_ARGS(first, argv, extra_envp)                                                      \
+    va_list ap;                                                                                    \
+    size_t argc = 1;                                                                               \
+    va_start(ap, first);                                                                           \
+    while (va_arg(ap, char *))                                                                     \
+        argc++;                                                                                    \
+    va_end(ap);                                                                                    \
+    char *argv[argc + 1];                                                                          \
+    argv[0] = (char *)first;                                                                       \
+    va_start(ap, first);                                                                           \
+    for (size_t i = 1; i <= argc; i++)                                                             \
+        argv[i] = va_arg(ap, char *);                                                              \
+    extra_envp;                                                                                    \
     va_end(ap)
 
 TRK_EXPORT int execl(const char *path, const char *arg, ...)

@@ -69,7 +69,8 @@ extern char trk_boot_arena[] TRK_HIDDEN;
 
 static inline int trk_boot_owns(const void *p)
 {
-    return (const char *)p >= trk_boot_arena && (const char *)p < trk_boot_arena + TRK_BOOT_ARENA_SIZE;
+    return (const char *)p >= trk_boot_arena &&
+           (const char *)p < trk_boot_arena + TRK_BOOT_ARENA_SIZE;
 }
 
 /* Environment that exec'd children must see to be traced (hooks_proc.c). */

@@ -13,7 +13,7 @@
 #include "common/varint.h"
 #include "reader/reader_internal.h"
 
-#define NAME_BLOCK 65536
+#define NAME_BLOCK            65536
 #define MREMAP_DONTUNMAP_FLAG 4 /* linux/mman.h; not in every libc's headers */
 
 /* ---- Stream table -------------------------------------------------------- */
@@ -226,8 +226,7 @@ static int queue_reserve(struct trk_stream *s)
     return 0;
 }
 
-static struct trk_event *new_event(struct trk_stream *s, const struct trk_rec *rec,
-                                   uint8_t type)
+static struct trk_event *new_event(struct trk_stream *s, const struct trk_rec *rec, uint8_t type)
 {
     struct trk_event *e = &s->q[s->qtail++];
     e->seq = rec->seq;
@@ -309,8 +308,8 @@ static void gpu_events(struct trk_stream *s, const struct trk_rec *rec)
 }
 
 /* Two halves of REALLOC/MREMAP: release at seq, acquisition at seq2. */
-static void emit_pair(struct trk_stream *s, const struct trk_rec *rec, uint8_t t_old,
-                      uint8_t t_new, uint8_t flags)
+static void emit_pair(struct trk_stream *s, const struct trk_rec *rec, uint8_t t_old, uint8_t t_new,
+                      uint8_t flags)
 {
     struct trk_event *o = new_event(s, rec, t_old);
     o->addr = rec->addr;
@@ -335,8 +334,7 @@ static void emit_pair(struct trk_stream *s, const struct trk_rec *rec, uint8_t t
     }
 }
 
-static void record_to_events(struct trk_reader *r, struct trk_stream *s,
-                             const struct trk_rec *rec)
+static void record_to_events(struct trk_reader *r, struct trk_stream *s, const struct trk_rec *rec)
 {
     struct trk_event *e;
     uint8_t drv = s->gpu_flag;
@@ -444,8 +442,8 @@ static int decode_one(struct trk_reader *r, struct trk_stream *s, const uint8_t 
  * straight into the queue, skipping the generic record struct. Returns 0 when
  * done, 1 to leave the record (other tag, malformed, no memory) to the
  * generic path, which then decides. Must agree with trk_rec_decode. */
-static inline int decode_heap_fast(struct trk_reader *r, struct trk_stream *s,
-                                   const uint8_t **pp, const uint8_t *end)
+static inline int decode_heap_fast(struct trk_reader *r, struct trk_stream *s, const uint8_t **pp,
+                                   const uint8_t *end)
 {
     const uint8_t *p = *pp;
     uint8_t tag = *p++;
@@ -509,8 +507,7 @@ static void decode_records(struct trk_reader *r, struct trk_stream *s, const uin
         trk_merge_push(r, (size_t)(s - r->streams));
 }
 
-void trk_decode_piece(struct trk_reader *r, struct trk_chunk *c, const uint8_t *data,
-                      size_t len)
+void trk_decode_piece(struct trk_reader *r, struct trk_chunk *c, const uint8_t *data, size_t len)
 {
     size_t si = stream_lookup(r, c->stream);
     if (si == SIZE_MAX) {

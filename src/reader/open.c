@@ -187,8 +187,7 @@ static int read_header(struct trk_reader *r)
     return 0;
 }
 
-int trk_reader_open_fd(int fd, const char *name, struct trk_reader **out, char *err,
-                       size_t errlen)
+int trk_reader_open_fd(int fd, const char *name, struct trk_reader **out, char *err, size_t errlen)
 {
     *out = NULL;
     struct trk_reader *r = calloc(1, sizeof(*r));

@@ -36,7 +36,7 @@ struct trk_src {
     size_t len;   /* valid bytes in buf */
     uint64_t off; /* file offset of buf[0] */
     bool eof;
-    int err;      /* errno of a failed read, 0 if none */
+    int err; /* errno of a failed read, 0 if none */
 };
 
 /* One framed chunk whose CRC matched; payload valid until the next src call. */
@@ -53,7 +53,7 @@ struct trk_chunk {
 struct trk_stream {
     uint32_t id;
     uint32_t tid;
-    uint64_t next_off;           /* stream offset the next piece must start at */
+    uint64_t next_off; /* stream offset the next piece must start at */
     struct trk_rec_state st;
     bool broken;
     /* GPU_ENTER records not yet closed by a GPU_EXIT: host events decoded
@@ -61,10 +61,10 @@ struct trk_stream {
      * not a flag, because a hooked runtime call may enter a hooked driver
      * call. */
     uint32_t gpu_depth;
-    uint8_t gpu_flag;            /* TRK_EVF_GPU_DRIVER while gpu_depth > 0, else 0 */
-    struct trk_event *q;         /* pending events, [qhead, qtail) in seq order */
+    uint8_t gpu_flag;    /* TRK_EVF_GPU_DRIVER while gpu_depth > 0, else 0 */
+    struct trk_event *q; /* pending events, [qhead, qtail) in seq order */
     size_t qhead, qtail, qcap;
-    bool in_heap;                /* has an entry in the merge heap */
+    bool in_heap; /* has an entry in the merge heap */
 };
 
 struct trk_heap_ent {
@@ -88,28 +88,28 @@ struct trk_reader {
     char *name;
     char err[512];
     struct trk_src src;
-    uint64_t file_size;          /* 0 when not a regular file (a pipe) */
+    uint64_t file_size; /* 0 when not a regular file (a pipe) */
     struct trk_reader_info info;
-    char *info_strings;          /* backing store of info.argv and the TLV strings */
+    char *info_strings; /* backing store of info.argv and the TLV strings */
     struct trk_reader_status status;
-    uint64_t lost_records;       /* sum of LOST records */
-    uint64_t end_lost;           /* lost field of the last END */
+    uint64_t lost_records; /* sum of LOST records */
+    uint64_t end_lost;     /* lost field of the last END */
     bool last_was_end;
-    bool final;                  /* no more chunks: release everything */
-    uint64_t limit;              /* events with seq < limit may be released */
-    uint64_t last_seq;           /* last released seq, for order checks */
+    bool final;        /* no more chunks: release everything */
+    uint64_t limit;    /* events with seq < limit may be released */
+    uint64_t last_seq; /* last released seq, for order checks */
 
-    uint8_t *raw;                /* decompression buffer */
+    uint8_t *raw; /* decompression buffer */
     size_t raw_cap;
 
     struct trk_stream *streams;
     size_t nstreams, streams_cap;
-    uint32_t *stream_index;      /* open addressing: stream id -> index + 1 */
-    size_t stream_index_cap;     /* power of two */
+    uint32_t *stream_index;  /* open addressing: stream id -> index + 1 */
+    size_t stream_index_cap; /* power of two */
 
-    struct trk_heap_ent *heap;   /* min-heap on queue head seq, one per non-empty queue */
+    struct trk_heap_ent *heap; /* min-heap on queue head seq, one per non-empty queue */
     size_t heap_len, heap_cap;
-    size_t queued;               /* events in all queues */
+    size_t queued; /* events in all queues */
 
     struct trk_stack_node *stacks;
     size_t stacks_cap;
@@ -133,8 +133,7 @@ int trk_src_next_chunk(struct trk_reader *r, struct trk_chunk *c);
 
 /* decode.c */
 /* Decodes one DATA piece into its stream's queue. */
-void trk_decode_piece(struct trk_reader *r, struct trk_chunk *c, const uint8_t *data,
-                      size_t len);
+void trk_decode_piece(struct trk_reader *r, struct trk_chunk *c, const uint8_t *data, size_t len);
 /* A piece whose payload is unusable: its stream cannot continue. */
 void trk_decode_lost_piece(struct trk_reader *r, struct trk_chunk *c);
 void trk_decode_free(struct trk_reader *r);

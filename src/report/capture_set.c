@@ -131,8 +131,8 @@ static void make_label(struct trk_report_capture *c)
 }
 
 /* Opens and profiles one capture into c. Returns 0, -1 with err set. */
-static int load_one(struct trk_report_capture *c, const char *path,
-                    const struct trk_report_opts *o, char *err, size_t errlen)
+static int load_one(struct trk_report_capture *c, const char *path, const struct trk_report_opts *o,
+                    char *err, size_t errlen)
 {
     c->path = strdup(path);
     if (!c->path) {
@@ -187,8 +187,8 @@ static struct trk_report_capture *add(struct trk_report_set *s)
     return &v[s->n++];
 }
 
-int trk_report_set_load(struct trk_report_set *s, const char *path,
-                        const struct trk_report_opts *o, char *err, size_t errlen)
+int trk_report_set_load(struct trk_report_set *s, const char *path, const struct trk_report_opts *o,
+                        char *err, size_t errlen)
 {
     memset(s, 0, sizeof(*s));
     struct trk_report_capture *root = add(s);

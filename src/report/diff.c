@@ -105,8 +105,8 @@ static void print_change(FILE *out, const char *what, uint64_t before, uint64_t 
 static void print_text(FILE *out, const struct trk_report_set *before,
                        const struct trk_report_set *after, const struct trk_report_opts *o,
                        const struct trk_loctab *lt, const struct trk_stacktab *st,
-                       struct drow *const *rows, size_t nrows, size_t limit,
-                       const uint64_t peak[2], const uint64_t leaked[2])
+                       struct drow *const *rows, size_t nrows, size_t limit, const uint64_t peak[2],
+                       const uint64_t leaked[2])
 {
     fputs("before: ", out);
     trk_rprint_headers(out, before, o);

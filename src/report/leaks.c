@@ -14,11 +14,11 @@
 
 struct group {
     uint64_t bytes, count;
-    uint32_t stack;      /* trk_stacktab id */
+    uint32_t stack; /* trk_stacktab id */
     uint32_t space;
-    uint32_t kind;       /* GPU kind in GPU spaces, else 0 */
-    bool cut;            /* the captured stack hit the depth cap */
-    int32_t suppressed;  /* index of the suppression that hides it, or -1 */
+    uint32_t kind;      /* GPU kind in GPU spaces, else 0 */
+    bool cut;           /* the captured stack hit the depth cap */
+    int32_t suppressed; /* index of the suppression that hides it, or -1 */
 };
 
 /* One entry per leaking site first; sorting by (stack, space, kind) then
@@ -110,8 +110,7 @@ static int32_t suppressed_by(const struct trk_suppressions *sup, const struct tr
 
 /* Whether a captured stack reached the capture's depth cap (then its
  * outermost frames are missing). */
-static bool stack_cut(const struct trk_report_capture *c, uint64_t stack, uint64_t *ips,
-                      int max)
+static bool stack_cut(const struct trk_report_capture *c, uint64_t stack, uint64_t *ips, int max)
 {
     uint32_t depth = trk_reader_info(c->r)->max_depth;
     return depth && (int)depth <= max && trk_reader_stack(c->r, stack, ips, max) >= (int)depth;

@@ -110,7 +110,9 @@ uint32_t trk_loctab_intern(struct trk_loctab *t, const struct trk_frame *f)
         .line = f->line,
         /* Lines of one function merge; only an unknown function needs its
          * address to stay apart from the other unknowns. */
-        .offset = f->function ? 0 : f->module ? f->offset : f->ip,
+        .offset = f->function ? 0
+                  : f->module ? f->offset
+                              : f->ip,
     };
     const char *file = t->basenames ? trk_rbasename(l.file) : l.file;
     const char *module = t->basenames ? trk_rbasename(l.module) : l.module;
@@ -122,9 +124,8 @@ uint32_t trk_loctab_intern(struct trk_loctab *t, const struct trk_frame *f)
     h = hash_u64(h, l.offset);
     l.hash = mix(h);
 
-    if (t->n * 2 >= t->nslots &&
-        grow_slots(&t->slots, &t->nslots, t->n, t->v, sizeof(*t->v),
-                   offsetof(struct trk_rloc, hash)) < 0)
+    if (t->n * 2 >= t->nslots && grow_slots(&t->slots, &t->nslots, t->n, t->v, sizeof(*t->v),
+                                            offsetof(struct trk_rloc, hash)) < 0)
         return TRK_NO_ID;
     size_t k = (size_t)l.hash & (t->nslots - 1);
     while (t->slots[k]) {
@@ -162,9 +163,8 @@ uint32_t trk_stacktab_intern(struct trk_stacktab *t, const uint32_t *locs, uint3
     for (uint32_t i = 0; i < n; i++)
         h = hash_u64(h, locs[i]);
     h = mix(hash_u64(h, n));
-    if (t->n * 2 >= t->nslots &&
-        grow_slots(&t->slots, &t->nslots, t->n, t->v, sizeof(*t->v),
-                   offsetof(struct trk_rstack, hash)) < 0)
+    if (t->n * 2 >= t->nslots && grow_slots(&t->slots, &t->nslots, t->n, t->v, sizeof(*t->v),
+                                            offsetof(struct trk_rstack, hash)) < 0)
         return TRK_NO_ID;
     size_t k = (size_t)h & (t->nslots - 1);
     while (t->slots[k]) {

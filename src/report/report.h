@@ -22,18 +22,18 @@
 /* ---- Options shared by the report commands -------------------------------- */
 
 struct trk_report_opts {
-    const char **debug_dirs;   /* --debug-dir, in order; array owned, strings borrowed */
+    const char **debug_dirs; /* --debug-dir, in order; array owned, strings borrowed */
     size_t ndebug_dirs;
-    bool all;                  /* the whole capture set, not just FILE */
+    bool all; /* the whole capture set, not just FILE */
     bool keep_allocator_frames;
-    bool mmap;                 /* anonymous mappings count beside the heap */
-    bool gpu;                  /* --gpu, --device: GPU memory instead of host memory */
-    int32_t device;            /* --device N; -1 = every device */
-    bool no_driver_host;       /* leave out host memory the GPU driver allocated */
+    bool mmap;           /* anonymous mappings count beside the heap */
+    bool gpu;            /* --gpu, --device: GPU memory instead of host memory */
+    int32_t device;      /* --device N; -1 = every device */
+    bool no_driver_host; /* leave out host memory the GPU driver allocated */
     bool json;
     bool no_progress;
-    uint64_t temp_allocs;      /* temporary rule (profile.h); default 1 */
-    uint64_t temp_ns;          /* 0 = time rule off */
+    uint64_t temp_allocs; /* temporary rule (profile.h); default 1 */
+    uint64_t temp_ns;     /* 0 = time rule off */
     /* Set by the caller. progress gets the capture being read; warn gets
      * symbolizer warnings (possibly repeated across captures: dedupe there). */
     void (*progress)(void *ctx, const char *path, uint64_t done, uint64_t total);
@@ -80,8 +80,8 @@ struct trk_report_set {
 /* Opens path (and with o->all its sibling captures of the same session,
  * ordered by pid), profiles each and prepares its symbolizer. Returns 0, or
  * -1 with a one-line message in err; *s must be freed either way. */
-int trk_report_set_load(struct trk_report_set *s, const char *path,
-                        const struct trk_report_opts *o, char *err, size_t errlen);
+int trk_report_set_load(struct trk_report_set *s, const char *path, const struct trk_report_opts *o,
+                        char *err, size_t errlen);
 void trk_report_set_free(struct trk_report_set *s);
 
 /* The selection of spaces (profile.h, trk_spaces_has) for calltree.h and
@@ -97,8 +97,8 @@ bool trk_report_set_uses_torch_cuda(const struct trk_report_set *s);
  * Each writes to out and returns 0, or -1 when memory ran out (message in
  * err). */
 
-int trk_report_summary(const struct trk_report_set *s, const struct trk_report_opts *o,
-                       size_t rows, bool rows_given, FILE *out, char *err, size_t errlen);
+int trk_report_summary(const struct trk_report_set *s, const struct trk_report_opts *o, size_t rows,
+                       bool rows_given, FILE *out, char *err, size_t errlen);
 
 struct trk_tree_report_opts {
     enum trk_select select;
@@ -117,8 +117,8 @@ struct trk_leak_totals {
 /* sup may be NULL; its hit counters are updated. *totals gets the figures
  * --fail-on-leak judges. */
 int trk_report_leaks(const struct trk_report_set *s, const struct trk_report_opts *o,
-                     struct trk_suppressions *sup, FILE *out,
-                     struct trk_leak_totals *totals, char *err, size_t errlen);
+                     struct trk_suppressions *sup, FILE *out, struct trk_leak_totals *totals,
+                     char *err, size_t errlen);
 
 int trk_report_diff(const struct trk_report_set *before, const struct trk_report_set *after,
                     const struct trk_report_opts *o, size_t rows, FILE *out, char *err,
@@ -137,8 +137,7 @@ struct trk_suppressions {
 
 /* Reads a suppressions file. Returns 0, or -1 with "FILE:LINE: why" (or an
  * I/O message) in err; *s must be freed either way. */
-int trk_suppressions_load(struct trk_suppressions *s, const char *path, char *err,
-                          size_t errlen);
+int trk_suppressions_load(struct trk_suppressions *s, const char *path, char *err, size_t errlen);
 void trk_suppressions_free(struct trk_suppressions *s);
 
 /* LSan matching: text contains pattern, where '*' matches any run of

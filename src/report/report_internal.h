@@ -34,7 +34,7 @@ struct trk_loctab {
     size_t n, cap;
     uint32_t *slots; /* open addressing: index + 1, 0 = empty */
     size_t nslots;
-    bool basenames;  /* compare file and module by basename (diff across builds) */
+    bool basenames; /* compare file and module by basename (diff across builds) */
 };
 
 void trk_loctab_init(struct trk_loctab *t, bool basenames);

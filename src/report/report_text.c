@@ -156,8 +156,7 @@ static void gpu_header_line(FILE *f, const struct trk_report_capture *c,
     if (shown)
         fprintf(f, " of %.3f s\n", (double)p->end_t_ns / 1e9);
     else
-        fprintf(f, " - no GPU memory recorded%s\n",
-                o->device >= 0 ? " on this device" : "");
+        fprintf(f, " - no GPU memory recorded%s\n", o->device >= 0 ? " on this device" : "");
 }
 
 static void header_line(FILE *f, const struct trk_report_capture *c,
@@ -190,15 +189,18 @@ static void warning_lines(FILE *f, const struct trk_report_capture *c)
     char a[32], b[32];
     const struct trk_stats *t = &c->prof.totals;
     if (t->truncated)
-        fprintf(f, "warning: %s is truncated (the program was killed or is still running); "
-                   "figures cover what was written\n", c->path);
+        fprintf(f,
+                "warning: %s is truncated (the program was killed or is still running); "
+                "figures cover what was written\n",
+                c->path);
     if (t->lost_events)
         fprintf(f, "warning: %s: %s events were lost by the writer\n", c->path,
                 trk_rfmt_grouped(t->lost_events, a, sizeof(a)));
     if (t->checksum_failures || t->bad_chunks || t->broken_streams)
-        fprintf(f, "warning: %s is damaged: %s corrupt chunks skipped, %s thread streams "
-                   "broke\n", c->path,
-                trk_rfmt_grouped(t->checksum_failures + t->bad_chunks, a, sizeof(a)),
+        fprintf(f,
+                "warning: %s is damaged: %s corrupt chunks skipped, %s thread streams "
+                "broke\n",
+                c->path, trk_rfmt_grouped(t->checksum_failures + t->bad_chunks, a, sizeof(a)),
                 trk_rfmt_grouped(t->broken_streams, b, sizeof(b)));
 }
 

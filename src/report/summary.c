@@ -17,8 +17,8 @@
 struct acc {
     uint64_t own, total, allocs;
     uint64_t failed_bytes, failed; /* refused GPU allocations made with it innermost */
-    uint64_t mark;     /* the last stack that added to total */
-    uint32_t depth;    /* least distance from an innermost frame, + 1 (0 = unset) */
+    uint64_t mark;                 /* the last stack that added to total */
+    uint32_t depth;                /* least distance from an innermost frame, + 1 (0 = unset) */
 };
 
 struct row {
@@ -114,8 +114,7 @@ static void print_text(FILE *out, const struct trk_report_set *s, const struct t
     for (size_t i = 0; i < shown; i++) {
         const struct acc *x = rows[i].a;
         fprintf(out, "%10s %10s %12s  ", trk_rfmt_bytes(x->own, a, sizeof(a)),
-                trk_rfmt_bytes(x->total, b, sizeof(b)),
-                trk_rfmt_grouped(x->allocs, c, sizeof(c)));
+                trk_rfmt_bytes(x->total, b, sizeof(b)), trk_rfmt_grouped(x->allocs, c, sizeof(c)));
         trk_rprint_loc(out, &lt->v[rows[i].loc]);
         fputc('\n', out);
     }

@@ -82,8 +82,7 @@ static char *trim(char *s)
     return s;
 }
 
-int trk_suppressions_load(struct trk_suppressions *s, const char *path, char *err,
-                          size_t errlen)
+int trk_suppressions_load(struct trk_suppressions *s, const char *path, char *err, size_t errlen)
 {
     memset(s, 0, sizeof(*s));
     FILE *f = fopen(path, "r");

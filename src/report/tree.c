@@ -70,8 +70,7 @@ static uint32_t next_node(const struct trk_ctree *t, uint32_t n, unsigned *depth
     return n ? t->nodes[n].next_sibling : 0;
 }
 
-static void print_text(FILE *out, const struct trk_ctree *t, enum trk_select sel,
-                       double threshold)
+static void print_text(FILE *out, const struct trk_ctree *t, enum trk_select sel, double threshold)
 {
     char a[32], b[32], c[32], name[300];
     const struct trk_ctree_node *root = &t->nodes[0];

@@ -51,7 +51,7 @@ struct cu_range {
 struct trk_sym_dwarf {
     Dwfl_Module *mod;
     struct trk_sym_strings *strs;
-    Dwarf_Addr bias; /* DWARF address = module address - bias */
+    Dwarf_Addr bias;      /* DWARF address = module address - bias */
     struct cu_funcs *cus; /* open addressing on (dbg, off) */
     size_t cus_cap, cus_count;
     int cu_ranges_built;
@@ -171,8 +171,7 @@ static int cu_at(struct trk_sym_dwarf *d, uint64_t addr, Dwarf_Die *cudie, Dwarf
     if (!d->cu_ranges_built)
         build_cu_ranges(d);
     *pc = addr - d->bias;
-    const struct cu_range *r =
-        range_find(d->cu_ranges, d->ncu_ranges, sizeof(*d->cu_ranges), *pc);
+    const struct cu_range *r = range_find(d->cu_ranges, d->ncu_ranges, sizeof(*d->cu_ranges), *pc);
     if (!r)
         return 0;
     *cudie = r->cudie;

@@ -168,8 +168,8 @@ static int open_by_build_id(struct trk_sym_obj *o, char *found, size_t foundlen)
         snprintf(hex + 2 * i, 3, "%02x", o->buildid[i]);
     for (size_t d = 0; d < o->ctx->ndebug_dirs; d++) {
         for (int debug = 0; debug < 2; debug++) {
-            snprintf(found, foundlen, "%s/.build-id/%.2s/%s%s", o->ctx->debug_dirs[d], hex,
-                     hex + 2, debug ? ".debug" : "");
+            snprintf(found, foundlen, "%s/.build-id/%.2s/%s%s", o->ctx->debug_dirs[d], hex, hex + 2,
+                     debug ? ".debug" : "");
             int fd = open(found, O_RDONLY | O_CLOEXEC);
             if (fd < 0)
                 continue;

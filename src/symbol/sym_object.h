@@ -22,12 +22,12 @@
 struct trk_sym_ctx {
     struct trk_sym_arena arena;
     struct trk_sym_strings strings;
-    char *debuginfo_path;  /* elfutils' search path, extra dirs appended */
-    char **debug_dirs;     /* absolute roots searched by build-id: extra dirs, then /usr/lib/debug */
+    char *debuginfo_path; /* elfutils' search path, extra dirs appended */
+    char **debug_dirs;    /* absolute roots searched by build-id: extra dirs, then /usr/lib/debug */
     size_t ndebug_dirs;
     void (*warn)(void *ctx, const char *msg);
     void *warn_ctx;
-    const char **warned;   /* interned messages already sent */
+    const char **warned; /* interned messages already sent */
     size_t nwarned, warned_cap;
 };
 

@@ -208,7 +208,8 @@ static int build_map(struct trk_symbolizer *s, const struct trk_module *mods, si
     for (size_t i = 0; i + 1 < npts; i++)
         owner[i] = SIZE_MAX;
     for (size_t i = 0; i < k; i++)
-        for (size_t p = lower_bound(pts, npts, segs[i].lo); p + 1 < npts && pts[p] < segs[i].hi; p++)
+        for (size_t p = lower_bound(pts, npts, segs[i].lo); p + 1 < npts && pts[p] < segs[i].hi;
+             p++)
             owner[p] = i;
 
     size_t nr = 0;
