@@ -38,6 +38,7 @@ struct trk_config {
     int force;          /* replace existing capture files */
     int rss_ms;         /* RSS sampling period, 0 = off */
     int flush_ms;       /* writer flush period */
+    int lz4_accel;      /* LZ4 acceleration of the writer (1 = LZ4_compress_default) */
     uint32_t ring_size; /* per-thread buffer bytes, power of two */
 };
 

@@ -16,6 +16,7 @@ struct trk_config trk_cfg = {
     .force = 0,
     .rss_ms = 10,
     .flush_ms = 10,
+    .lz4_accel = 4,
     .ring_size = 512u << 10,
 };
 
@@ -43,6 +44,7 @@ void trk_config_load(void)
     trk_cfg.force = (int)env_long("TRACKER_FORCE", 0, 0, 1);
     trk_cfg.rss_ms = (int)env_long("TRACKER_RSS_MS", 10, 0, 60000);
     trk_cfg.flush_ms = (int)env_long("TRACKER_FLUSH_MS", 10, 1, 1000);
+    trk_cfg.lz4_accel = (int)env_long("TRACKER_LZ4_ACCEL", 4, 1, 65537);
 
     /* The ring must hold the longest record (a module) several times over,
      * and a DATA chunk is at most 16 MiB raw. Round down to a power of two. */

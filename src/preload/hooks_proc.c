@@ -109,9 +109,10 @@ TRK_EXPORT int dlclose(void *h)
 /* ---- exec and spawn -------------------------------------------------------- */
 
 static const char *const env_names[] = {
-    "LD_PRELOAD",    "TRACKER_OUTPUT", "TRACKER_ROOT_PID",    "TRACKER_SESSION",
-    "TRACKER_DEPTH", "TRACKER_MMAP",   "TRACKER_FOLLOW_FORK", "TRACKER_BUFFER_KB",
-    "TRACKER_FORCE", "TRACKER_QUIET",  "TRACKER_RSS_MS",      "TRACKER_FLUSH_MS",
+    "LD_PRELOAD",        "TRACKER_OUTPUT", "TRACKER_ROOT_PID",    "TRACKER_SESSION",
+    "TRACKER_DEPTH",     "TRACKER_MMAP",   "TRACKER_FOLLOW_FORK", "TRACKER_BUFFER_KB",
+    "TRACKER_FORCE",     "TRACKER_QUIET",  "TRACKER_RSS_MS",      "TRACKER_FLUSH_MS",
+    "TRACKER_LZ4_ACCEL",
 };
 #define N_ENV (sizeof(env_names) / sizeof(env_names[0]))
 
