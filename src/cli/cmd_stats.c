@@ -12,7 +12,7 @@
 
 #include "analysis/stats.h"
 #include "cli/cli.h"
-#include "cli/json.h"
+#include "report/report_json.h"
 #include "format/record.h"
 
 /* "1,234,567" */
@@ -185,48 +185,48 @@ static void print_driver_host(const struct trk_stats *s)
 
 /* The agreed "gpu" object: device-memory figures per device, by_kind with
  * the memory kinds that had an allocation. */
-static void json_gpu(struct trk_json *j, const struct trk_stats *s)
+static void json_gpu(struct trk_rjson *j, const struct trk_stats *s)
 {
     char key[16];
-    trk_json_begin_object(j, "gpu");
+    trk_rjson_begin_object(j, "gpu");
     for (size_t i = 0; i < s->ngpu; i++) {
         const struct trk_gpu_stats *g = &s->gpu[i];
         if (!device_shown(g))
             continue;
-        trk_json_begin_object(j, device_key(g->device, key, sizeof(key)));
-        trk_json_u64(j, "allocations", g->allocations);
-        trk_json_u64(j, "frees", g->frees);
-        trk_json_u64(j, "bytes_allocated", g->bytes_allocated);
-        trk_json_u64(j, "peak_bytes", g->peak_bytes);
-        trk_json_u64(j, "leaked_bytes", g->leaked_bytes);
-        trk_json_u64(j, "leaked_allocations", g->leaked_allocations);
-        trk_json_u64(j, "failed_allocations", g->failed_allocations);
-        trk_json_u64(j, "driver_peak_bytes", g->driver_peak_bytes);
-        trk_json_begin_object(j, "by_kind");
+        trk_rjson_begin_object(j, device_key(g->device, key, sizeof(key)));
+        trk_rjson_u64(j, "allocations", g->allocations);
+        trk_rjson_u64(j, "frees", g->frees);
+        trk_rjson_u64(j, "bytes_allocated", g->bytes_allocated);
+        trk_rjson_u64(j, "peak_bytes", g->peak_bytes);
+        trk_rjson_u64(j, "leaked_bytes", g->leaked_bytes);
+        trk_rjson_u64(j, "leaked_allocations", g->leaked_allocations);
+        trk_rjson_u64(j, "failed_allocations", g->failed_allocations);
+        trk_rjson_u64(j, "driver_peak_bytes", g->driver_peak_bytes);
+        trk_rjson_begin_object(j, "by_kind");
         for (unsigned k = TRK_GPU_DEVICE; k <= TRK_GPU_ARRAY; k++) {
             const struct trk_gpu_kind_stats *x = &g->by_kind[k];
             if (!kind_occurred(x))
                 continue;
-            trk_json_begin_object(j, trk_gpu_kind_name(k));
-            trk_json_u64(j, "allocations", x->allocations);
-            trk_json_u64(j, "bytes", x->bytes);
-            trk_json_u64(j, "peak_bytes", x->peak_bytes);
-            trk_json_u64(j, "leaked_bytes", x->leaked_bytes);
-            trk_json_end_object(j);
+            trk_rjson_begin_object(j, trk_gpu_kind_name(k));
+            trk_rjson_u64(j, "allocations", x->allocations);
+            trk_rjson_u64(j, "bytes", x->bytes);
+            trk_rjson_u64(j, "peak_bytes", x->peak_bytes);
+            trk_rjson_u64(j, "leaked_bytes", x->leaked_bytes);
+            trk_rjson_end_object(j);
         }
-        trk_json_end_object(j);
-        trk_json_end_object(j);
+        trk_rjson_end_object(j);
+        trk_rjson_end_object(j);
     }
-    trk_json_end_object(j);
+    trk_rjson_end_object(j);
     const struct trk_driver_host_stats *h = &s->gpu_driver_host;
-    trk_json_begin_object(j, "gpu_driver_host");
-    trk_json_u64(j, "allocations", h->allocations);
-    trk_json_u64(j, "bytes_allocated", h->bytes_allocated);
-    trk_json_u64(j, "peak_bytes", h->peak_bytes);
-    trk_json_u64(j, "leaked_bytes", h->leaked_bytes);
-    trk_json_u64(j, "mmap_peak_bytes", h->mmap_peak_bytes);
-    trk_json_u64(j, "mmap_leaked_bytes", h->mmap_leaked_bytes);
-    trk_json_end_object(j);
+    trk_rjson_begin_object(j, "gpu_driver_host");
+    trk_rjson_u64(j, "allocations", h->allocations);
+    trk_rjson_u64(j, "bytes_allocated", h->bytes_allocated);
+    trk_rjson_u64(j, "peak_bytes", h->peak_bytes);
+    trk_rjson_u64(j, "leaked_bytes", h->leaked_bytes);
+    trk_rjson_u64(j, "mmap_peak_bytes", h->mmap_peak_bytes);
+    trk_rjson_u64(j, "mmap_leaked_bytes", h->mmap_leaked_bytes);
+    trk_rjson_end_object(j);
 }
 
 static void print_table(const char *file, const struct trk_stats *s, bool gpu_only)
@@ -283,57 +283,57 @@ static void print_table(const char *file, const struct trk_stats *s, bool gpu_on
 
 static void print_json(const struct trk_stats *s, bool gpu_only)
 {
-    struct trk_json j;
-    trk_json_init(&j, stdout);
-    trk_json_begin_object(&j, NULL);
-    trk_json_u64(&j, "pid", s->pid);
-    trk_json_string(&j, "command", s->command);
+    struct trk_rjson j;
+    trk_rjson_init(&j, stdout);
+    trk_rjson_begin_object(&j, NULL);
+    trk_rjson_u64(&j, "pid", s->pid);
+    trk_rjson_string(&j, "command", s->command);
     if (gpu_only) {
         /* --gpu: the run's identity and integrity, then the GPU figures. */
-        trk_json_double(&j, "duration_s", s->duration_s);
-        trk_json_bool(&j, "truncated", s->truncated);
-        trk_json_u64(&j, "lost_events", s->lost_events);
+        trk_rjson_double(&j, "duration_s", s->duration_s);
+        trk_rjson_bool(&j, "truncated", s->truncated);
+        trk_rjson_u64(&j, "lost_events", s->lost_events);
         json_gpu(&j, s);
-        trk_json_end_object(&j);
-        trk_json_finish(&j);
+        trk_rjson_end_object(&j);
+        trk_rjson_finish(&j);
         return;
     }
-    trk_json_u64(&j, "allocations", s->allocations);
-    trk_json_u64(&j, "frees", s->frees);
-    trk_json_u64(&j, "bytes_allocated", s->bytes_allocated);
-    trk_json_u64(&j, "peak_heap_bytes", s->peak_heap_bytes);
-    trk_json_u64(&j, "leaked_bytes", s->leaked_bytes);
-    trk_json_u64(&j, "leaked_allocations", s->leaked_allocations);
-    trk_json_u64(&j, "unmatched_frees", s->unmatched_frees);
-    trk_json_u64(&j, "mmap_peak_bytes", s->mmap_peak_bytes);
-    trk_json_u64(&j, "mmap_leaked_bytes", s->mmap_leaked_bytes);
-    trk_json_u64(&j, "rss_peak_bytes", s->rss_peak_bytes);
-    trk_json_u64(&j, "rss_anon_peak_bytes", s->rss_anon_peak_bytes);
-    trk_json_u64(&j, "rss_file_peak_bytes", s->rss_file_peak_bytes);
-    trk_json_u64(&j, "threads", s->threads);
-    trk_json_double(&j, "duration_s", s->duration_s);
-    trk_json_bool(&j, "truncated", s->truncated);
-    trk_json_u64(&j, "lost_events", s->lost_events);
-    trk_json_u64(&j, "checksum_failures", s->checksum_failures);
-    trk_json_u64(&j, "bad_chunks", s->bad_chunks);
-    trk_json_u64(&j, "broken_streams", s->broken_streams);
-    trk_json_u64(&j, "bytes_lost", s->bytes_lost);
-    trk_json_u64(&j, "events", s->events);
-    trk_json_begin_object(&j, "by_allocator");
+    trk_rjson_u64(&j, "allocations", s->allocations);
+    trk_rjson_u64(&j, "frees", s->frees);
+    trk_rjson_u64(&j, "bytes_allocated", s->bytes_allocated);
+    trk_rjson_u64(&j, "peak_heap_bytes", s->peak_heap_bytes);
+    trk_rjson_u64(&j, "leaked_bytes", s->leaked_bytes);
+    trk_rjson_u64(&j, "leaked_allocations", s->leaked_allocations);
+    trk_rjson_u64(&j, "unmatched_frees", s->unmatched_frees);
+    trk_rjson_u64(&j, "mmap_peak_bytes", s->mmap_peak_bytes);
+    trk_rjson_u64(&j, "mmap_leaked_bytes", s->mmap_leaked_bytes);
+    trk_rjson_u64(&j, "rss_peak_bytes", s->rss_peak_bytes);
+    trk_rjson_u64(&j, "rss_anon_peak_bytes", s->rss_anon_peak_bytes);
+    trk_rjson_u64(&j, "rss_file_peak_bytes", s->rss_file_peak_bytes);
+    trk_rjson_u64(&j, "threads", s->threads);
+    trk_rjson_double(&j, "duration_s", s->duration_s);
+    trk_rjson_bool(&j, "truncated", s->truncated);
+    trk_rjson_u64(&j, "lost_events", s->lost_events);
+    trk_rjson_u64(&j, "checksum_failures", s->checksum_failures);
+    trk_rjson_u64(&j, "bad_chunks", s->bad_chunks);
+    trk_rjson_u64(&j, "broken_streams", s->broken_streams);
+    trk_rjson_u64(&j, "bytes_lost", s->bytes_lost);
+    trk_rjson_u64(&j, "events", s->events);
+    trk_rjson_begin_object(&j, "by_allocator");
     for (unsigned k = 1; k <= TRK_ALLOC_KIND_MAX; k++) {
         const struct trk_alloc_stats *x = &s->by_allocator[k];
         if (!x->allocations && !x->frees && !x->bytes)
             continue;
-        trk_json_begin_object(&j, trk_alloc_kind_name(k));
-        trk_json_u64(&j, "allocations", x->allocations);
-        trk_json_u64(&j, "frees", x->frees);
-        trk_json_u64(&j, "bytes", x->bytes);
-        trk_json_end_object(&j);
+        trk_rjson_begin_object(&j, trk_alloc_kind_name(k));
+        trk_rjson_u64(&j, "allocations", x->allocations);
+        trk_rjson_u64(&j, "frees", x->frees);
+        trk_rjson_u64(&j, "bytes", x->bytes);
+        trk_rjson_end_object(&j);
     }
-    trk_json_end_object(&j);
+    trk_rjson_end_object(&j);
     json_gpu(&j, s);
-    trk_json_end_object(&j);
-    trk_json_finish(&j);
+    trk_rjson_end_object(&j);
+    trk_rjson_finish(&j);
 }
 
 int trk_cmd_stats(int argc, char **argv)

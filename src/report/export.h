@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "report/report_json.h"
 #include "analysis/calltree.h"
 #include "analysis/profile.h"
 #include "symbol/symbolize.h"
@@ -66,7 +67,10 @@ int trk_export_folded(FILE *f, const struct trk_export *x, char *err, size_t err
 /* Writes s as a JSON string literal: quotes, backslashes and control
  * characters escaped, bytes that are not valid UTF-8 replaced by U+FFFD, so
  * the output is valid JSON whatever a symbol or path contains. NULL writes
- * "". Shared by the JSON formats (defined in export_speedscope.c). */
-void trk_export_json_string(FILE *f, const char *s);
+ * "". Shared by the JSON formats (trk_json_quote in report_json.c). */
+static inline void trk_export_json_string(FILE *f, const char *s)
+{
+    trk_json_quote(f, s, SIZE_MAX, false);
+}
 
 #endif /* TRK_EXPORT_H */

@@ -23,62 +23,6 @@
 #define TIMELINE_POINTS   2000
 #define NAME_MAX_BYTES    1024 /* longer names are cut: templates can run to megabytes */
 
-/* ---- JSON strings ------------------------------------------------------------ */
-
-/* Length of the UTF-8 sequence at s (1..4), or 0 when it is not valid. */
-static size_t utf8_len(const unsigned char *s)
-{
-    unsigned c = s[0];
-    size_t n = c < 0x80                 ? 1
-               : c >= 0xC2 && c <= 0xDF ? 2
-               : c >= 0xE0 && c <= 0xEF ? 3
-               : c >= 0xF0 && c <= 0xF4 ? 4
-                                        : 0;
-    for (size_t i = 1; i < n; i++)
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-    if (n == 3 && ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] >= 0xA0)))
-        return 0; /* overlong, or a UTF-16 surrogate */
-    if (n == 4 && ((c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] >= 0x90)))
-        return 0;
-    return n;
-}
-
-void trk_flamegraph_json_string(FILE *f, const char *str, size_t max)
-{
-    const unsigned char *s = (const unsigned char *)(str ? str : "");
-    size_t used = 0;
-    putc('"', f);
-    while (*s) {
-        size_t n = utf8_len(s);
-        if (used + (n ? n : 1) > max) {
-            fputs("\\u2026", f); /* cut: an ellipsis says so */
-            break;
-        }
-        used += n ? n : 1;
-        if (n == 0) {
-            fputs("\\ufffd", f);
-            s++;
-        } else if (n == 1) {
-            unsigned c = *s++;
-            /* '<' '>' '&' escaped: no "</script>" or "<!--" can form. */
-            if (c < 0x20 || c == '<' || c == '>' || c == '&' || c == 0x7f)
-                fprintf(f, "\\u%04x", c);
-            else if (c == '"' || c == '\\')
-                fprintf(f, "\\%c", c);
-            else
-                putc((int)c, f);
-        } else if (n == 3 && s[0] == 0xE2 && s[1] == 0x80 && (s[2] == 0xA8 || s[2] == 0xA9)) {
-            fprintf(f, "\\u%04x", s[2] == 0xA8 ? 0x2028 : 0x2029); /* JS line ends */
-            s += 3;
-        } else {
-            fwrite(s, 1, n, f);
-            s += n;
-        }
-    }
-    putc('"', f);
-}
-
 /* ---- The data block ------------------------------------------------------------ */
 
 static void json_u64s(FILE *f, const char *name, const uint64_t *v, size_t n, bool last)

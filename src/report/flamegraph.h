@@ -18,6 +18,8 @@
 #ifndef TRK_FLAMEGRAPH_H
 #define TRK_FLAMEGRAPH_H
 
+#include "report/report_json.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -58,7 +60,10 @@ int trk_flamegraph_write(FILE *f, const struct trk_report_set *s, const struct t
  * control characters escaped, bytes that are not UTF-8 become U+FFFD, and
  * more than max bytes of input are cut (on a character boundary) with an
  * ellipsis. NULL writes "". */
-void trk_flamegraph_json_string(FILE *f, const char *s, size_t max);
+static inline void trk_flamegraph_json_string(FILE *f, const char *s, size_t max)
+{
+    trk_json_quote(f, s, max, true);
+}
 
 /* The viewer page, split where the data goes (generated at build time from
  * viewer/ by scripts/embed.py). */

@@ -20,54 +20,60 @@ void trk_rjson_init(struct trk_rjson *j, FILE *f)
     j->first = true;
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 if invalid. The NUL
- * terminator fails every continuation test, so reads stay in bounds. */
-static int utf8_len(const unsigned char *s)
+/* Length of the UTF-8 sequence at s (1..4), or 0 when it is not valid. The
+ * NUL terminator fails every continuation test, so reads stay in bounds. */
+static size_t utf8_len(const unsigned char *s)
 {
-    unsigned char c = s[0];
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF)
-        return (s[1] & 0xC0) == 0x80 ? 2 : 0;
-    if (c >= 0xE0 && c <= 0xEF) {
-        unsigned char lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-        return s[1] >= lo && s[1] <= hi && (s[2] & 0xC0) == 0x80 ? 3 : 0;
-    }
-    if (c >= 0xF0 && c <= 0xF4) {
-        unsigned char lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-        return s[1] >= lo && s[1] <= hi && (s[2] & 0xC0) == 0x80 && (s[3] & 0xC0) == 0x80 ? 4 : 0;
-    }
-    return 0;
+    unsigned c = s[0];
+    size_t n = c < 0x80                 ? 1
+               : c >= 0xC2 && c <= 0xDF ? 2
+               : c >= 0xE0 && c <= 0xEF ? 3
+               : c >= 0xF0 && c <= 0xF4 ? 4
+                                        : 0;
+    for (size_t i = 1; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    if (n == 3 && ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] >= 0xA0)))
+        return 0; /* overlong, or a UTF-16 surrogate */
+    if (n == 4 && ((c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] >= 0x90)))
+        return 0;
+    return n;
 }
 
-static void write_string(FILE *f, const char *str)
+void trk_json_quote(FILE *f, const char *str, size_t max, bool html_safe)
 {
-    const unsigned char *s = (const unsigned char *)str;
-    fputc('"', f);
+    const unsigned char *s = (const unsigned char *)(str ? str : "");
+    size_t used = 0;
+    putc('"', f);
     while (*s) {
-        unsigned char c = *s;
-        if (c == '"' || c == '\\') {
-            fputc('\\', f);
-            fputc(c, f);
-        } else if (c == '\n') {
-            fputs("\\n", f);
-        } else if (c == '\t') {
-            fputs("\\t", f);
-        } else if (c < 0x20 || c == 0x7F) {
-            fprintf(f, "\\u%04x", c);
-        } else {
-            int n = utf8_len(s);
-            if (n == 0) {
-                fputs("\\ufffd", f);
-            } else {
-                fwrite(s, 1, (size_t)n, f);
-                s += n;
-                continue;
-            }
+        size_t n = utf8_len(s);
+        if (used + (n ? n : 1) > max) {
+            fputs("\\u2026", f); /* cut: an ellipsis says so */
+            break;
         }
-        s++;
+        used += n ? n : 1;
+        if (n == 0) {
+            fputs("\\ufffd", f);
+            s++;
+        } else if (n == 1) {
+            unsigned c = *s++;
+            /* In a page, '<' '>' '&' escaped: no "</script>" or "<!--" can form. */
+            if (c < 0x20 || c == 0x7f || (html_safe && (c == '<' || c == '>' || c == '&')))
+                fprintf(f, "\\u%04x", c);
+            else if (c == '"' || c == '\\')
+                fprintf(f, "\\%c", c);
+            else
+                putc((int)c, f);
+        } else if (html_safe && n == 3 && s[0] == 0xE2 && s[1] == 0x80 &&
+                   (s[2] == 0xA8 || s[2] == 0xA9)) {
+            fprintf(f, "\\u%04x", s[2] == 0xA8 ? 0x2028 : 0x2029); /* JS line ends */
+            s += 3;
+        } else {
+            fwrite(s, 1, n, f);
+            s += n;
+        }
     }
-    fputc('"', f);
+    putc('"', f);
 }
 
 static void indent(struct trk_rjson *j)
@@ -85,7 +91,7 @@ static void member(struct trk_rjson *j, const char *key)
     }
     j->first = false;
     if (key) {
-        write_string(j->f, key);
+        trk_json_quote(j->f, key, SIZE_MAX, false);
         fputs(": ", j->f);
     }
 }
@@ -162,7 +168,7 @@ void trk_rjson_string(struct trk_rjson *j, const char *key, const char *s)
 {
     member(j, key);
     if (s)
-        write_string(j->f, s);
+        trk_json_quote(j->f, s, SIZE_MAX, false);
     else
         fputs("null", j->f);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
- * report_json.h - a streaming JSON writer for the reports: objects, arrays
- * (cli/json.h has none), signed and unsigned integers, null, and strings
+ * report_json.h - the one streaming JSON writer (tracker stats and every
+ * report): objects, arrays, signed and unsigned integers, null, and strings
  * escaped as valid UTF-8 whatever bytes come in (capture strings are not
  * trusted). Nesting depth is unbounded, since call trees can be 1000+ levels
  * deep; indentation stops growing past a cap so such trees stay linear in
@@ -11,8 +11,15 @@
 #define TRK_REPORT_JSON_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+/* Writes str as one JSON string: invalid UTF-8 becomes U+FFFD, controls are
+ * escaped, and past max bytes the rest is replaced by an ellipsis. With
+ * html_safe, '<' '>' '&' and U+2028/2029 are escaped too, so the string can
+ * sit inside an HTML <script> block. NULL writes "". */
+void trk_json_quote(FILE *f, const char *str, size_t max, bool html_safe);
 
 struct trk_rjson {
     FILE *f;
