@@ -29,6 +29,25 @@ int trk_cmd_diff(int argc, char **argv);
 
 void trk_cli_usage(FILE *f);
 
+/* A report's output: standard output, or a temporary file beside path that
+ * trk_outfile_commit moves onto it (outfile.c). */
+struct trk_outfile {
+    const char *path;
+    FILE *f;
+    char *tmp; /* temporary beside path while writing, else NULL */
+    bool is_stdout;
+    bool no_replace; /* commit fails rather than replace an existing path */
+};
+
+/* Creates o->tmp beside o->path and opens it as o->f. Returns 0, or -1
+ * after printing why. */
+int trk_outfile_open_tmp(struct trk_outfile *o);
+/* Flushes, closes and moves the output into place. Returns 0, or -1 after
+ * printing why (the temporary is removed). */
+int trk_outfile_commit(struct trk_outfile *o);
+/* Discards a failed output. */
+void trk_outfile_abort(struct trk_outfile *o);
+
 /* Prints "tracker: <message>\n" to stderr. */
 void trk_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

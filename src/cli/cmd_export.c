@@ -161,13 +161,6 @@ static int parse(int argc, char **argv, struct opts *o)
 
 /* ---- output ------------------------------------------------------------------- */
 
-struct output {
-    const char *path; /* as given */
-    FILE *f;
-    char *tmp; /* temporary beside path, renamed over it at the end */
-    bool is_stdout;
-};
-
 /* Whether path names the same file as capture (an export must never
  * replace what it reads). */
 static bool is_capture(const char *path, const char *capture)
@@ -179,7 +172,7 @@ static bool is_capture(const char *path, const char *capture)
 
 /* Opens the output before any work, so an unwritable one fails at once.
  * Returns 0, or -1 after printing why. */
-static int out_open(struct output *o, enum trk_export_format fmt, const char *capture)
+static int out_open(struct trk_outfile *o, enum trk_export_format fmt, const char *capture)
 {
     if (strcmp(o->path, "-") == 0) {
         if (fmt == TRK_EXPORT_PPROF && isatty(STDOUT_FILENO)) {
@@ -214,69 +207,7 @@ static int out_open(struct output *o, enum trk_export_format fmt, const char *ca
         trk_cli_error("cannot write '%s': %s", o->path, strerror(errno));
         return -1;
     }
-    size_t len = strlen(o->path) + 16;
-    o->tmp = malloc(len);
-    if (!o->tmp) {
-        trk_cli_error("out of memory");
-        return -1;
-    }
-    snprintf(o->tmp, len, "%s.tmp.XXXXXX", o->path);
-    int fd = mkstemp(o->tmp);
-    if (fd < 0) {
-        trk_cli_error("cannot write '%s': %s", o->path, strerror(errno));
-        free(o->tmp);
-        o->tmp = NULL;
-        return -1;
-    }
-    mode_t mask = umask(0);
-    umask(mask);
-    if (fchmod(fd, 0666 & ~mask) != 0 || !(o->f = fdopen(fd, "w"))) {
-        trk_cli_error("cannot write '%s': %s", o->path, strerror(errno));
-        close(fd);
-        unlink(o->tmp);
-        free(o->tmp);
-        o->tmp = NULL;
-        return -1;
-    }
-    return 0;
-}
-
-/* Discards a failed output. */
-static void out_abort(struct output *o)
-{
-    if (o->f && !o->is_stdout)
-        fclose(o->f);
-    o->f = NULL;
-    if (o->tmp) {
-        unlink(o->tmp);
-        free(o->tmp);
-        o->tmp = NULL;
-    }
-}
-
-/* Flushes and puts the output in place. Returns 0, or -1 after printing
- * why. */
-static int out_commit(struct output *o)
-{
-    int err = 0;
-    if (fflush(o->f) != 0 || ferror(o->f))
-        err = errno ? errno : EIO;
-    if (!o->is_stdout) {
-        if (fclose(o->f) != 0 && !err)
-            err = errno ? errno : EIO;
-        o->f = NULL;
-    }
-    if (!err && o->tmp && rename(o->tmp, o->path) != 0)
-        err = errno;
-    if (err) {
-        trk_cli_error("cannot write '%s': %s", o->is_stdout ? "standard output" : o->path,
-                      strerror(err));
-        out_abort(o);
-        return -1;
-    }
-    free(o->tmp);
-    o->tmp = NULL;
-    return 0;
+    return trk_outfile_open_tmp(o);
 }
 
 /* ---- the export ---------------------------------------------------------------- */
@@ -319,7 +250,7 @@ int trk_cmd_export(int argc, char **argv)
     struct trk_ctree tree;
     bool have_tree = false;
     char *derived = NULL;
-    struct output out = {0};
+    struct trk_outfile out = {0};
     char err[1024];
 
     int rc = parse(argc, argv, &o);
@@ -444,7 +375,7 @@ int trk_cmd_export(int argc, char **argv)
         }
         goto fail;
     }
-    if (out_commit(&out) < 0) {
+    if (trk_outfile_commit(&out) < 0) {
         rc = TRK_EXIT_USAGE;
         goto done;
     }
@@ -455,7 +386,7 @@ int trk_cmd_export(int argc, char **argv)
 oom:
     trk_cli_error("out of memory");
 fail:
-    out_abort(&out);
+    trk_outfile_abort(&out);
 done:
     if (have_tree)
         trk_ctree_free(&tree);

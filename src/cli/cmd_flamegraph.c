@@ -157,16 +157,9 @@ static int parse(int argc, char **argv, struct opts *o)
 
 /* ---- The output file ------------------------------------------------------------- */
 
-struct output {
-    const char *path;
-    FILE *f;
-    char *tmp; /* beside path; moved onto it at the end */
-    bool is_stdout, force;
-};
-
 /* Checks and opens the output before the (long) analysis. Returns 0, or -1
  * after saying why (a usage error: exit 2). */
-static int out_open(struct output *o)
+static int out_open(struct trk_outfile *o)
 {
     if (strcmp(o->path, "-") == 0) {
         o->f = stdout;
@@ -175,7 +168,7 @@ static int out_open(struct output *o)
     }
     struct stat st;
     if (lstat(o->path, &st) == 0) {
-        if (!o->force) {
+        if (o->no_replace) {
             trk_cli_error("'%s' exists (use -f to overwrite)", o->path);
             return -1;
         }
@@ -185,75 +178,7 @@ static int out_open(struct output *o)
             return -1;
         }
     }
-    size_t len = strlen(o->path) + 16;
-    if (!(o->tmp = malloc(len))) {
-        trk_cli_error("out of memory");
-        return -1;
-    }
-    snprintf(o->tmp, len, "%s.tmp.XXXXXX", o->path);
-    int fd = mkstemp(o->tmp);
-    if (fd < 0) {
-        trk_cli_error("cannot write '%s': %s", o->path, strerror(errno));
-        free(o->tmp);
-        o->tmp = NULL;
-        return -1;
-    }
-    mode_t mask = umask(0);
-    umask(mask);
-    if (fchmod(fd, 0666 & ~mask) != 0 || !(o->f = fdopen(fd, "w"))) {
-        trk_cli_error("cannot write '%s': %s", o->path, strerror(errno));
-        close(fd);
-        unlink(o->tmp);
-        free(o->tmp);
-        o->tmp = NULL;
-        return -1;
-    }
-    return 0;
-}
-
-static void out_abort(struct output *o)
-{
-    if (o->f && !o->is_stdout)
-        fclose(o->f);
-    o->f = NULL;
-    if (o->tmp) {
-        unlink(o->tmp);
-        free(o->tmp);
-        o->tmp = NULL;
-    }
-}
-
-/* Flushes and moves the page into place: without -f by link(), which fails
- * if the name was taken meanwhile, so nothing is ever replaced unasked.
- * Returns 0, or -1 after saying why. */
-static int out_commit(struct output *o)
-{
-    int err = 0;
-    if (fflush(o->f) != 0 || ferror(o->f))
-        err = errno ? errno : EIO;
-    if (!o->is_stdout) {
-        if (fclose(o->f) != 0 && !err)
-            err = errno ? errno : EIO;
-        o->f = NULL;
-    }
-    if (!err && o->tmp) {
-        if (o->force ? rename(o->tmp, o->path) != 0 : link(o->tmp, o->path) != 0)
-            err = errno;
-        else if (!o->force)
-            unlink(o->tmp);
-    }
-    if (err) {
-        if (err == EEXIST)
-            trk_cli_error("'%s' exists (use -f to overwrite)", o->path);
-        else
-            trk_cli_error("cannot write '%s': %s", o->is_stdout ? "standard output" : o->path,
-                          strerror(err));
-        out_abort(o);
-        return -1;
-    }
-    free(o->tmp);
-    o->tmp = NULL;
-    return 0;
+    return trk_outfile_open_tmp(o);
 }
 
 static char *default_output(const char *file)
@@ -279,7 +204,7 @@ int trk_cmd_flamegraph(int argc, char **argv)
     struct trk_progress prog;
     trk_progress_init(&prog, !o.ro.no_progress);
     struct trk_report_set set = {0};
-    struct output out = {.path = o.out, .force = o.force};
+    struct trk_outfile out = {.path = o.out, .no_replace = !o.force};
     char *derived = NULL;
     char err[1024];
     rc = TRK_EXIT_FAIL;
@@ -308,16 +233,16 @@ int trk_cmd_flamegraph(int argc, char **argv)
     trk_progress_clear(&prog);
     if (loaded < 0) {
         trk_cli_error("%s", err);
-        out_abort(&out);
+        trk_outfile_abort(&out);
         goto done;
     }
     struct trk_flamegraph_result res;
     if (trk_flamegraph_write(out.f, &set, &o.ro, &o.fo, &res, err, sizeof(err)) < 0) {
         trk_cli_error("flamegraph: %s", err);
-        out_abort(&out);
+        trk_outfile_abort(&out);
         goto done;
     }
-    if (out_commit(&out) < 0) {
+    if (trk_outfile_commit(&out) < 0) {
         rc = TRK_EXIT_USAGE;
         goto done;
     }

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * outfile.c - report output written to a temporary file beside its name and
+ * moved into place only when complete, so a failed or interrupted export
+ * never leaves half a file (or destroys the previous one). Commands decide
+ * their own policy (what may be replaced); this file only does the moving.
+ * Must not: print anything but the one-line error of a failed step.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+/* The file is made with the mode a plain fopen would give it (0666 less the
+ * umask), not mkstemp's 0600: reports are meant to be shared. */
+int trk_outfile_open_tmp(struct trk_outfile *o)
+{
+    size_t len = strlen(o->path) + 16;
+    if (!(o->tmp = malloc(len))) {
+        trk_cli_error("out of memory");
+        return -1;
+    }
+    snprintf(o->tmp, len, "%s.tmp.XXXXXX", o->path);
+    int fd = mkstemp(o->tmp);
+    if (fd < 0) {
+        trk_cli_error("cannot write '%s': %s", o->path, strerror(errno));
+        free(o->tmp);
+        o->tmp = NULL;
+        return -1;
+    }
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0 || !(o->f = fdopen(fd, "w"))) {
+        trk_cli_error("cannot write '%s': %s", o->path, strerror(errno));
+        close(fd);
+        unlink(o->tmp);
+        free(o->tmp);
+        o->tmp = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+void trk_outfile_abort(struct trk_outfile *o)
+{
+    if (o->f && !o->is_stdout)
+        fclose(o->f);
+    o->f = NULL;
+    if (o->tmp) {
+        unlink(o->tmp);
+        free(o->tmp);
+        o->tmp = NULL;
+    }
+}
+
+/* With no_replace the temporary is link()ed to its name, which fails if the
+ * name was taken meanwhile, so nothing is replaced that was not asked for. */
+int trk_outfile_commit(struct trk_outfile *o)
+{
+    int err = 0;
+    if (fflush(o->f) != 0 || ferror(o->f))
+        err = errno ? errno : EIO;
+    if (!o->is_stdout) {
+        if (fclose(o->f) != 0 && !err)
+            err = errno ? errno : EIO;
+        o->f = NULL;
+    }
+    if (!err && o->tmp) {
+        if (o->no_replace ? link(o->tmp, o->path) != 0 : rename(o->tmp, o->path) != 0)
+            err = errno;
+        else if (o->no_replace)
+            unlink(o->tmp);
+    }
+    if (err) {
+        if (err == EEXIST && o->no_replace)
+            trk_cli_error("'%s' exists (use -f to overwrite)", o->path);
+        else
+            trk_cli_error("cannot write '%s': %s", o->is_stdout ? "standard output" : o->path,
+                          strerror(err));
+        trk_outfile_abort(o);
+        return -1;
+    }
+    free(o->tmp);
+    o->tmp = NULL;
+    return 0;
+}
