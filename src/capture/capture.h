@@ -190,6 +190,50 @@ static inline uint64_t trk_ev_seq(void)
 void trk_ev_finish(struct trk_thread *t, const uint8_t *buf, size_t len,
                    uint64_t last_seq) TRK_HIDDEN;
 
+void trk_writer_wake(void) TRK_HIDDEN;
+
+/* Wakes the writer once the ring is past half full, once per drain rather
+ * than per event: a futex wake is a syscall. The writer clears wake_sent
+ * when it drains the ring. */
+static inline void trk_ring_maybe_wake(struct trk_thread *t)
+{
+    if (TRK_UNLIKELY(t->head - atomic_load_explicit(&t->consumed, memory_order_relaxed) >
+                     (t->ring_mask + 1) / 2) &&
+        !atomic_load_explicit(&t->wake_sent, memory_order_relaxed)) {
+        atomic_store_explicit(&t->wake_sent, 1, memory_order_relaxed);
+        trk_writer_wake();
+    }
+}
+
+/* Most records are encoded straight into the ring: trk_rec_begin returns
+ * where to encode one of at most `room` bytes, the ring itself when it fits
+ * without wrapping, else `scratch` (then trk_rec_end copies it through
+ * trk_ev_finish). Avoiding the copy matters: the preload is built
+ * -fno-builtin, so every memcpy is a libc call on the hot path. */
+static inline uint8_t *trk_rec_begin(struct trk_thread *t, uint8_t *scratch, size_t room)
+{
+    uint64_t size = t->ring_mask + 1, off = t->head & t->ring_mask;
+    uint64_t used = t->head - atomic_load_explicit(&t->consumed, memory_order_acquire);
+    if (TRK_LIKELY(size - off >= room && size - used >= room))
+        return t->ring + off;
+    return scratch;
+}
+
+/* Publishes the record encoded in [start, end) and closes the event window. */
+static inline void trk_rec_end(struct trk_thread *t, uint8_t *start, uint8_t *end, uint8_t *scratch,
+                               uint64_t last_seq)
+{
+    if (TRK_UNLIKELY(start == scratch)) {
+        trk_ev_finish(t, scratch, (size_t)(end - scratch), last_seq);
+        return;
+    }
+    t->head += (uint64_t)(end - start);
+    trk_ring_maybe_wake(t);
+    t->last_seq = last_seq;
+    trk_commit(t);
+    atomic_store_explicit(&t->floor, UINT64_MAX, memory_order_release);
+}
+
 static inline void trk_ev_abort(struct trk_thread *t)
 {
     atomic_store_explicit(&t->floor, UINT64_MAX, memory_order_release);

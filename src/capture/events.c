@@ -65,13 +65,9 @@ int trk_ring_reserve(struct trk_thread *t, size_t len)
 int trk_ring_put(struct trk_thread *t, const uint8_t *buf, size_t len)
 {
     uint64_t size = t->ring_mask + 1;
-    uint64_t consumed = atomic_load_explicit(&t->consumed, memory_order_acquire);
-    if (TRK_UNLIKELY(t->head + len - consumed > size)) {
-        if (ring_wait(t, len)) {
-            t->lost++;
-            return -1;
-        }
-        consumed = atomic_load_explicit(&t->consumed, memory_order_acquire);
+    if (TRK_UNLIKELY(trk_ring_free(t) < len) && ring_wait(t, len)) {
+        t->lost++;
+        return -1;
     }
     uint64_t off = t->head & t->ring_mask;
     uint64_t first = size - off;
@@ -82,13 +78,7 @@ int trk_ring_put(struct trk_thread *t, const uint8_t *buf, size_t len)
         memcpy(t->ring, buf + first, len - first);
     }
     t->head += len;
-    /* Wake the writer once per half ring rather than per event: a futex wake
-     * is a syscall. The writer clears wake_sent when it drains us. */
-    if (TRK_UNLIKELY(t->head - consumed > size / 2) &&
-        !atomic_load_explicit(&t->wake_sent, memory_order_relaxed)) {
-        atomic_store_explicit(&t->wake_sent, 1, memory_order_relaxed);
-        trk_writer_wake();
-    }
+    trk_ring_maybe_wake(t);
     return 0;
 }
 
@@ -105,52 +95,21 @@ void trk_ev_finish(struct trk_thread *t, const uint8_t *buf, size_t len, uint64_
     atomic_store_explicit(&t->floor, UINT64_MAX, memory_order_release);
 }
 
-/* Most records are encoded straight into the ring; only one that might wrap
- * or not fit goes through the caller's scratch buffer and trk_ring_put. */
-static inline uint8_t *rec_begin(struct trk_thread *t, uint8_t *scratch)
-{
-    uint64_t size = t->ring_mask + 1, off = t->head & t->ring_mask;
-    uint64_t used = t->head - atomic_load_explicit(&t->consumed, memory_order_acquire);
-    if (TRK_LIKELY(size - off >= TRK_REC_MAX && size - used >= TRK_REC_MAX))
-        return t->ring + off;
-    return scratch;
-}
-
-static inline void rec_end(struct trk_thread *t, uint8_t *start, uint8_t *end, uint8_t *scratch,
-                           uint64_t last_seq)
-{
-    if (TRK_UNLIKELY(start == scratch)) {
-        trk_ev_finish(t, scratch, (size_t)(end - scratch), last_seq);
-        return;
-    }
-    t->head += (uint64_t)(end - start);
-    uint64_t size = t->ring_mask + 1;
-    if (TRK_UNLIKELY(t->head - atomic_load_explicit(&t->consumed, memory_order_relaxed) >
-                     size / 2) &&
-        !atomic_load_explicit(&t->wake_sent, memory_order_relaxed)) {
-        atomic_store_explicit(&t->wake_sent, 1, memory_order_relaxed);
-        trk_writer_wake();
-    }
-    t->last_seq = last_seq;
-    trk_commit(t);
-    atomic_store_explicit(&t->floor, UINT64_MAX, memory_order_release);
-}
-
 void trk_ev_alloc(struct trk_thread *t, unsigned kind, const void *p, size_t size, uint32_t stack)
 {
     uint8_t scratch[TRK_REC_MAX];
     uint64_t seq = trk_ev_begin(t);
-    uint8_t *b = rec_begin(t, scratch);
+    uint8_t *b = trk_rec_begin(t, scratch, TRK_REC_MAX);
     uint8_t *e = trk_enc_alloc(b, &t->enc, kind, seq, trk_now_ns(), (uintptr_t)p, size, stack);
-    rec_end(t, b, e, scratch, seq);
+    trk_rec_end(t, b, e, scratch, seq);
 }
 
 void trk_ev_free_at(struct trk_thread *t, unsigned kind, uint64_t seq, const void *p)
 {
     uint8_t scratch[TRK_REC_MAX];
-    uint8_t *b = rec_begin(t, scratch);
+    uint8_t *b = trk_rec_begin(t, scratch, TRK_REC_MAX);
     uint8_t *e = trk_enc_free(b, &t->enc, kind, seq, trk_now_ns(), (uintptr_t)p);
-    rec_end(t, b, e, scratch, seq);
+    trk_rec_end(t, b, e, scratch, seq);
 }
 
 void trk_ev_free(struct trk_thread *t, unsigned kind, const void *p)
@@ -163,10 +122,10 @@ void trk_ev_realloc(struct trk_thread *t, unsigned kind, uint64_t seq, const voi
 {
     uint8_t scratch[TRK_REC_MAX];
     uint64_t seq2 = trk_ev_seq();
-    uint8_t *b = rec_begin(t, scratch);
+    uint8_t *b = trk_rec_begin(t, scratch, TRK_REC_MAX);
     uint8_t *e = trk_enc_realloc(b, &t->enc, kind, seq, seq2, trk_now_ns(), (uintptr_t)old,
                                  (uintptr_t)new_ptr, size, stack);
-    rec_end(t, b, e, scratch, seq2);
+    trk_rec_end(t, b, e, scratch, seq2);
 }
 
 void trk_ev_mmap(struct trk_thread *t, const void *p, size_t len, int prot, int flags, int file,
@@ -174,18 +133,18 @@ void trk_ev_mmap(struct trk_thread *t, const void *p, size_t len, int prot, int 
 {
     uint8_t scratch[TRK_REC_MAX];
     uint64_t seq = trk_ev_begin(t);
-    uint8_t *b = rec_begin(t, scratch);
+    uint8_t *b = trk_rec_begin(t, scratch, TRK_REC_MAX);
     uint8_t *e = trk_enc_mmap(b, &t->enc, seq, trk_now_ns(), (uintptr_t)p, len, (uint32_t)prot,
                               (uint32_t)flags, file, stack);
-    rec_end(t, b, e, scratch, seq);
+    trk_rec_end(t, b, e, scratch, seq);
 }
 
 void trk_ev_munmap_at(struct trk_thread *t, uint64_t seq, const void *p, size_t len)
 {
     uint8_t scratch[TRK_REC_MAX];
-    uint8_t *b = rec_begin(t, scratch);
+    uint8_t *b = trk_rec_begin(t, scratch, TRK_REC_MAX);
     uint8_t *e = trk_enc_munmap(b, &t->enc, seq, trk_now_ns(), (uintptr_t)p, len);
-    rec_end(t, b, e, scratch, seq);
+    trk_rec_end(t, b, e, scratch, seq);
 }
 
 void trk_ev_mremap(struct trk_thread *t, uint64_t seq, const void *old, size_t oldlen,
@@ -193,20 +152,20 @@ void trk_ev_mremap(struct trk_thread *t, uint64_t seq, const void *old, size_t o
 {
     uint8_t scratch[TRK_REC_MAX];
     uint64_t seq2 = trk_ev_seq();
-    uint8_t *b = rec_begin(t, scratch);
+    uint8_t *b = trk_rec_begin(t, scratch, TRK_REC_MAX);
     uint8_t *e = trk_enc_mremap(b, &t->enc, seq, seq2, trk_now_ns(), (uintptr_t)old, oldlen,
                                 (uintptr_t)new_ptr, newlen, (uint32_t)flags, stack);
-    rec_end(t, b, e, scratch, seq2);
+    trk_rec_end(t, b, e, scratch, seq2);
 }
 
 void trk_ev_thread_start(struct trk_thread *t)
 {
     uint8_t scratch[TRK_REC_MAX];
     uint64_t seq = trk_ev_begin(t);
-    uint8_t *b = rec_begin(t, scratch);
+    uint8_t *b = trk_rec_begin(t, scratch, TRK_REC_MAX);
     uint8_t *e = trk_enc_thread(b, &t->enc, seq, trk_now_ns(), (uint64_t)t->tid,
                                 trk_tl_internal ? TRK_THREAD_INTERNAL : 0);
-    rec_end(t, b, e, scratch, seq);
+    trk_rec_end(t, b, e, scratch, seq);
 }
 
 void trk_ev_thread_name(struct trk_thread *t, pid_t tid, const char *name)
@@ -222,25 +181,25 @@ void trk_ev_thread_exit(struct trk_thread *t)
 {
     uint8_t scratch[TRK_REC_MAX];
     uint64_t seq = trk_ev_begin(t);
-    uint8_t *b = rec_begin(t, scratch);
+    uint8_t *b = trk_rec_begin(t, scratch, TRK_REC_MAX);
     uint8_t *e = trk_enc_thread_exit(b, &t->enc, seq, trk_now_ns());
-    rec_end(t, b, e, scratch, seq);
+    trk_rec_end(t, b, e, scratch, seq);
 }
 
 void trk_ev_rss(struct trk_thread *t, uint64_t anon, uint64_t file)
 {
     uint8_t scratch[TRK_REC_MAX];
     uint64_t seq = trk_ev_begin(t);
-    uint8_t *b = rec_begin(t, scratch);
+    uint8_t *b = trk_rec_begin(t, scratch, TRK_REC_MAX);
     uint8_t *e = trk_enc_rss(b, &t->enc, seq, trk_now_ns(), anon, file);
-    rec_end(t, b, e, scratch, seq);
+    trk_rec_end(t, b, e, scratch, seq);
 }
 
 void trk_ev_lost(struct trk_thread *t, uint64_t count)
 {
     uint8_t scratch[TRK_REC_MAX];
     uint64_t seq = trk_ev_begin(t);
-    uint8_t *b = rec_begin(t, scratch);
+    uint8_t *b = trk_rec_begin(t, scratch, TRK_REC_MAX);
     uint8_t *e = trk_enc_lost(b, &t->enc, seq, trk_now_ns(), count);
-    rec_end(t, b, e, scratch, seq);
+    trk_rec_end(t, b, e, scratch, seq);
 }

@@ -11,40 +11,6 @@
  */
 #include "capture/gpu_events.h"
 
-/* Encoding straight into the ring, as events.c does for host events (its
- * rec_begin/rec_end, which are private to it; these must stay equivalent):
- * only a record that might wrap or not fit goes through the caller's
- * scratch buffer and trk_ev_finish. The libc memcpy of that copy (the
- * preload is built -fno-builtin) was a visible share of a GPU pair's cost. */
-static inline uint8_t *rec_begin(struct trk_thread *t, uint8_t *scratch)
-{
-    uint64_t size = t->ring_mask + 1, off = t->head & t->ring_mask;
-    uint64_t used = t->head - atomic_load_explicit(&t->consumed, memory_order_acquire);
-    if (TRK_LIKELY(size - off >= TRK_REC_MAX + 2 && size - used >= TRK_REC_MAX + 2))
-        return t->ring + off;
-    return scratch;
-}
-
-static inline void rec_end(struct trk_thread *t, uint8_t *start, uint8_t *end, uint8_t *scratch,
-                           uint64_t last_seq)
-{
-    if (TRK_UNLIKELY(start == scratch)) {
-        trk_ev_finish(t, scratch, (size_t)(end - scratch), last_seq);
-        return;
-    }
-    t->head += (uint64_t)(end - start);
-    uint64_t size = t->ring_mask + 1;
-    if (TRK_UNLIKELY(t->head - atomic_load_explicit(&t->consumed, memory_order_relaxed) >
-                     size / 2) &&
-        !atomic_load_explicit(&t->wake_sent, memory_order_relaxed)) {
-        atomic_store_explicit(&t->wake_sent, 1, memory_order_relaxed);
-        trk_writer_wake();
-    }
-    t->last_seq = last_seq;
-    trk_commit(t);
-    atomic_store_explicit(&t->floor, UINT64_MAX, memory_order_release);
-}
-
 /* GPU_EXIT in front of the record when asked. */
 static inline uint8_t *scope_before(uint8_t *p, unsigned scope)
 {
@@ -57,7 +23,7 @@ static inline void finish(struct trk_thread *t, uint8_t *b, uint8_t *e, uint8_t 
 {
     if (scope & TRK_GPU_ENTER_AFTER)
         e = trk_enc_gpu_scope(e, 1);
-    rec_end(t, b, e, scratch, seq);
+    trk_rec_end(t, b, e, scratch, seq);
 }
 
 void trk_ev_gpu_alloc(struct trk_thread *t, unsigned scope, unsigned api, unsigned kind, int device,
@@ -65,7 +31,7 @@ void trk_ev_gpu_alloc(struct trk_thread *t, unsigned scope, unsigned api, unsign
 {
     uint8_t scratch[TRK_REC_MAX + 2];
     uint64_t seq = trk_ev_begin(t);
-    uint8_t *b = rec_begin(t, scratch);
+    uint8_t *b = trk_rec_begin(t, scratch, sizeof(scratch));
     uint8_t *e = trk_enc_gpu_alloc(scope_before(b, scope), &t->enc, seq, trk_now_ns(), api, kind,
                                    device, addr, size, stream, stack);
     finish(t, b, e, scratch, scope, seq);
@@ -76,7 +42,7 @@ void trk_ev_gpu_free(struct trk_thread *t, unsigned scope, unsigned api, unsigne
 {
     uint8_t scratch[TRK_REC_MAX + 2];
     uint64_t seq = trk_ev_begin(t);
-    uint8_t *b = rec_begin(t, scratch);
+    uint8_t *b = trk_rec_begin(t, scratch, sizeof(scratch));
     uint8_t *e = trk_enc_gpu_free(scope_before(b, scope), &t->enc, seq, trk_now_ns(), api, kind,
                                   device, addr);
     finish(t, b, e, scratch, scope, seq);
@@ -87,7 +53,7 @@ void trk_ev_gpu_fail(struct trk_thread *t, unsigned scope, unsigned api, unsigne
 {
     uint8_t scratch[TRK_REC_MAX + 2];
     uint64_t seq = trk_ev_begin(t);
-    uint8_t *b = rec_begin(t, scratch);
+    uint8_t *b = trk_rec_begin(t, scratch, sizeof(scratch));
     uint8_t *e = trk_enc_gpu_fail(scope_before(b, scope), &t->enc, seq, trk_now_ns(), api, kind,
                                   device, size, result, stack);
     finish(t, b, e, scratch, scope, seq);
@@ -98,7 +64,7 @@ void trk_ev_gpu_map(struct trk_thread *t, unsigned scope, unsigned api, unsigned
 {
     uint8_t scratch[TRK_REC_MAX + 2];
     uint64_t seq = trk_ev_begin(t);
-    uint8_t *b = rec_begin(t, scratch);
+    uint8_t *b = trk_rec_begin(t, scratch, sizeof(scratch));
     uint8_t *e = trk_enc_gpu_map(scope_before(b, scope), &t->enc, seq, trk_now_ns(), api, op,
                                  device, va, size, handle, offset);
     finish(t, b, e, scratch, scope, seq);
@@ -108,9 +74,9 @@ void trk_ev_gpu_meminfo(struct trk_thread *t, unsigned device, uint64_t used, ui
 {
     uint8_t scratch[TRK_REC_MAX + 2];
     uint64_t seq = trk_ev_begin(t);
-    uint8_t *b = rec_begin(t, scratch);
+    uint8_t *b = trk_rec_begin(t, scratch, sizeof(scratch));
     uint8_t *e = trk_enc_gpu_meminfo(b, &t->enc, seq, trk_now_ns(), device, used, total);
-    rec_end(t, b, e, scratch, seq);
+    trk_rec_end(t, b, e, scratch, seq);
 }
 
 /* A scope byte on its own (a call with no record next to it). No seq, so
