@@ -13,13 +13,7 @@
 
 #include "report/report_internal.h"
 
-struct found {
-    char *path;
-    unsigned long pid, n;
-};
-
-/* Parses "<digits>.bin" or "<digits>.<digits>.bin" (the names
- * src/cli/captures.c lists after a run). */
+/* Parses "<digits>.bin" or "<digits>.<digits>.bin" (docs/FORMAT.md §5). */
 static bool parse_suffix(const char *s, unsigned long *pid, unsigned long *n)
 {
     char *end;
@@ -37,15 +31,13 @@ static bool parse_suffix(const char *s, unsigned long *pid, unsigned long *n)
 
 static int by_pid(const void *a, const void *b)
 {
-    const struct found *x = a, *y = b;
+    const struct trk_capture_sibling *x = a, *y = b;
     if (x->pid != y->pid)
         return x->pid < y->pid ? -1 : 1;
     return x->n < y->n ? -1 : x->n > y->n;
 }
 
-/* Candidate siblings of root by name only; the session check comes when
- * each is opened. Returns 0 or -1 (out of memory). */
-static int list_siblings(const char *root, struct found **out, size_t *nout)
+int trk_capture_siblings(const char *root, struct trk_capture_sibling **out, size_t *nout)
 {
     const char *slash = strrchr(root, '/');
     const char *base = slash ? slash + 1 : root;
@@ -62,7 +54,7 @@ static int list_siblings(const char *root, struct found **out, size_t *nout)
         dir[dirlen++] = '.';
     dir[dirlen] = '\0';
 
-    struct found *v = NULL;
+    struct trk_capture_sibling *v = NULL;
     size_t n = 0, cap = 0;
     int rc = 0;
     DIR *d = opendir(dir);
@@ -75,7 +67,7 @@ static int list_siblings(const char *root, struct found **out, size_t *nout)
             continue;
         if (n == cap) {
             cap = cap ? cap * 2 : 8;
-            struct found *nv = realloc(v, cap * sizeof(*nv));
+            struct trk_capture_sibling *nv = realloc(v, cap * sizeof(*nv));
             if (!nv) {
                 rc = -1;
                 break;
@@ -89,7 +81,7 @@ static int list_siblings(const char *root, struct found **out, size_t *nout)
             break;
         }
         snprintf(p, plen, "%.*s%s", slash ? (int)dirlen : 0, root, name);
-        v[n++] = (struct found){.path = p, .pid = pid, .n = k};
+        v[n++] = (struct trk_capture_sibling){.path = p, .pid = pid, .n = k};
     }
     if (d)
         closedir(d);
@@ -202,9 +194,9 @@ int trk_report_set_load(struct trk_report_set *s, const char *path, const struct
         return 0;
 
     uint64_t session = trk_reader_info(root->r)->session;
-    struct found *sib = NULL;
+    struct trk_capture_sibling *sib = NULL;
     size_t nsib = 0;
-    int rc = list_siblings(path, &sib, &nsib);
+    int rc = trk_capture_siblings(path, &sib, &nsib);
     if (rc < 0)
         snprintf(err, errlen, "out of memory");
     for (size_t i = 0; rc == 0 && i < nsib; i++) {
@@ -233,10 +225,15 @@ int trk_report_set_load(struct trk_report_set *s, const char *path, const struct
             rc = -1;
         }
     }
-    for (size_t i = 0; i < nsib; i++)
-        free(sib[i].path);
-    free(sib);
+    trk_capture_siblings_free(sib, nsib);
     return rc;
+}
+
+void trk_capture_siblings_free(struct trk_capture_sibling *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i].path);
+    free(v);
 }
 
 void trk_report_set_free(struct trk_report_set *s)

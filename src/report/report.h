@@ -80,6 +80,20 @@ struct trk_report_set {
 /* Opens path (and with o->all its sibling captures of the same session,
  * ordered by pid), profiles each and prepares its symbolizer. Returns 0, or
  * -1 with a one-line message in err; *s must be freed either way. */
+/* A file beside a root capture named like a member of its set,
+ * <stem>.<pid>.bin or <stem>.<pid>.<n>.bin (docs/FORMAT.md §5). */
+struct trk_capture_sibling {
+    char *path;
+    unsigned long pid, n; /* from the name */
+};
+
+/* Lists root's siblings by name only, sorted by (pid, n); whether each
+ * belongs to the same run (header session) is the caller's check. Returns 0,
+ * or -1 when memory ran out; *out is freed with trk_capture_siblings_free
+ * either way. */
+int trk_capture_siblings(const char *root, struct trk_capture_sibling **out, size_t *nout);
+void trk_capture_siblings_free(struct trk_capture_sibling *v, size_t n);
+
 int trk_report_set_load(struct trk_report_set *s, const char *path, const struct trk_report_opts *o,
                         char *err, size_t errlen);
 void trk_report_set_free(struct trk_report_set *s);
