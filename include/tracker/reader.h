@@ -68,6 +68,11 @@ enum trk_event_type {
                          * u.gpu_map.offset on; placement only, no new memory */
     TRK_EV_GPU_UNMAP,   /* VMM: [addr, addr+size) unmapped (u.gpu_map.*) */
     TRK_EV_GPU_MEMINFO, /* the driver's own figure for this process: u.gpu_meminfo.* */
+    /* Python (docs/FORMAT.md §5). */
+    TRK_EV_PY_INFO,       /* the interpreter: u.py_info.{version, flags} */
+    TRK_EV_PY_IMPORT,     /* this thread starts importing u.py_import.name */
+    TRK_EV_PY_IMPORT_END, /* this thread's innermost open import finished */
+    TRK_EV_PY_MARK,       /* u.py_mark.what (TRK_PY_MARK_* of format.h) */
 };
 
 /* trk_event.flags */
@@ -129,6 +134,16 @@ struct trk_event {
             uint64_t used, total; /* bytes */
             int32_t device;       /* -1 when the ordinal is out of range */
         } gpu_meminfo;
+        struct {
+            uint64_t version; /* PY_VERSION_HEX, e.g. 0x030b02f0 for 3.11.2 */
+            uint64_t flags;   /* TRK_PYF_* of format.h */
+        } py_info;
+        struct {
+            const char *name; /* the module's dotted name, valid until trk_reader_close */
+        } py_import;
+        struct {
+            uint64_t what;
+        } py_mark;
     } u;
     uint32_t tid;  /* thread of the stream that recorded the event (0 if unknown) */
     uint8_t type;  /* enum trk_event_type */
@@ -201,6 +216,35 @@ int trk_reader_next_batch(struct trk_reader *r, struct trk_event *evs, int max);
  * a chain that reaches an undefined node stops there. Stack nodes are known
  * for every event already returned. */
 int trk_reader_stack(const struct trk_reader *r, uint64_t stack_id, uint64_t *ips, int max);
+
+/* A Python code object (a function, a module body, a class body). */
+struct trk_pycode {
+    const char *name; /* qualified name on 3.11+ ("Model.forward"), else the plain name */
+    const char *file; /* co_filename as Python had it */
+    uint32_t firstline;
+};
+
+/* A stack ip that is a Python frame (bit 63 set) rather than an address:
+ * its code object id and line (0 when not known). */
+static inline bool trk_ip_is_python(uint64_t ip)
+{
+    return (ip >> 63) != 0;
+}
+
+static inline uint64_t trk_ip_pycode(uint64_t ip)
+{
+    return (ip & ~(1ull << 63)) >> 24;
+}
+
+static inline uint32_t trk_ip_pyline(uint64_t ip)
+{
+    return (uint32_t)(ip & ((1u << 24) - 1));
+}
+
+/* The code object with this id, or NULL when the capture never defined it.
+ * Code objects are known for every event already returned; valid until
+ * trk_reader_close. */
+const struct trk_pycode *trk_reader_pycode(const struct trk_reader *r, uint64_t id);
 
 /* Every module of every snapshot decoded so far, in file order. Returns the
  * count and sets *mods (NULL when 0); valid until the next trk_reader_next or

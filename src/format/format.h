@@ -18,7 +18,11 @@
 /* The format version. Bump it when a reader of the previous version would
  * misread a new file; readers refuse files whose version is newer than theirs,
  * naming both versions. */
-#define TRK_FMT_VERSION 1
+#define TRK_FMT_VERSION 2
+/* The oldest version this reader still reads: version 2 only added records
+ * (Python frames, imports, marks) and allocator ids, so a version 1 file is a
+ * valid version 2 file. */
+#define TRK_FMT_VERSION_MIN 1
 
 /* ---- File header -------------------------------------------------------
  *
@@ -137,6 +141,11 @@ enum trk_rec_tag {
     TRK_REC_GPU_MEMINFO = 0x10, /* seqd tsd device:v used:v total:v (driver-reported, NVML) */
     TRK_REC_GPU_ENTER = 0x11,   /* no fields, no seq: host events until GPU_EXIT are the driver's */
     TRK_REC_GPU_EXIT = 0x12,    /* no fields, no seq */
+    TRK_REC_PY_CODE = 0x13,     /* id:v firstline:v name:(len:v bytes) file:(len:v bytes) ; no seq */
+    TRK_REC_PY_IMPORT = 0x14,   /* seqd tsd name:(len:v bytes): this thread starts an import */
+    TRK_REC_PY_IMPORT_END = 0x15, /* seqd tsd: this thread's innermost open import finished */
+    TRK_REC_PY_MARK = 0x16,       /* seqd tsd what:v (TRK_PY_MARK_*) */
+    TRK_REC_PY_INFO = 0x17,       /* seqd tsd version:v flags:v (TRK_PYF_*) */
     TRK_REC_ALLOC_BASE = 0x20,  /* | kind: seqd tsd addr:z size:v stack:v */
     TRK_REC_FREE_BASE = 0x40,   /* | kind: seqd tsd addr:z */
     TRK_REC_REALLOC_BASE = 0x60, /* | kind: seqd tsd old:z seq2d:v new:z(vs old) size:v stack:v */
@@ -164,7 +173,14 @@ enum trk_alloc_kind {
     TRK_ALLOC_FREE_ALIGNED_SIZED = 15,
     TRK_ALLOC_DALLOCX = 16,
     TRK_ALLOC_SDALLOCX = 17,
-    TRK_ALLOC_KIND_MAX = 17,
+    /* Python's object and PyMem allocators (pymalloc), recorded when the
+     * run asked for --python-allocators; what they get from malloc or mmap
+     * underneath is then not recorded a second time. */
+    TRK_ALLOC_PYMALLOC = 18,
+    TRK_ALLOC_PYCALLOC = 19,
+    TRK_ALLOC_PYREALLOC = 20,
+    TRK_ALLOC_PYFREE = 21,
+    TRK_ALLOC_KIND_MAX = 21,
 };
 
 /* Which API a GPU record came from (the api byte). */
@@ -240,6 +256,26 @@ enum trk_gpu_kind {
 #define TRK_MODULE_PATH_MAX 4096
 #define TRK_BUILDID_MAX     64
 #define TRK_THREAD_NAME_MAX 64
+
+/* ---- Python ------------------------------------------------------------------
+ *
+ * A STACK ip with bit 63 set is a Python frame, not an address (no user-space
+ * address has it): bits 24..62 are the id of a PY_CODE record, bits 0..23 the
+ * line number (0 = unknown). Python frames stand in the native stack where
+ * the interpreter's evaluation loop ran them (docs/FORMAT.md §5).
+ */
+#define TRK_PYFRAME_BIT       (1ull << 63)
+#define TRK_PYFRAME_LINE_BITS 24
+#define TRK_PYFRAME_LINE_MAX  ((1u << TRK_PYFRAME_LINE_BITS) - 1)
+#define TRK_PY_STR_MAX        1024 /* PY_CODE names and files, PY_IMPORT names */
+
+/* PY_MARK what. */
+#define TRK_PY_MARK_SCRIPT_END 1 /* the script's code finished; interpreter teardown follows */
+
+/* PY_INFO flags. */
+#define TRK_PYF_NATIVE     1u /* stacks are hybrid: native frames around the Python ones */
+#define TRK_PYF_ALLOCATORS 2u /* pymalloc's allocations are recorded (--python-allocators) */
+#define TRK_PYF_PYMALLOC   4u /* pymalloc is Python's object allocator (not PYTHONMALLOC=malloc) */
 
 /* THREAD record flags. */
 #define TRK_THREAD_INTERNAL 1u /* the tracker's own sampling thread, not the program's */

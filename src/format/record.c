@@ -25,6 +25,10 @@ static const char *const kind_names[TRK_ALLOC_KIND_MAX + 1] = {
     [TRK_ALLOC_FREE_ALIGNED_SIZED] = "free_aligned_sized",
     [TRK_ALLOC_DALLOCX] = "dallocx",
     [TRK_ALLOC_SDALLOCX] = "sdallocx",
+    [TRK_ALLOC_PYMALLOC] = "pymalloc",
+    [TRK_ALLOC_PYCALLOC] = "pycalloc",
+    [TRK_ALLOC_PYREALLOC] = "pyrealloc",
+    [TRK_ALLOC_PYFREE] = "pyfree",
 };
 
 const char *trk_alloc_kind_name(unsigned kind)
@@ -291,6 +295,32 @@ int trk_rec_decode(const uint8_t **pp, const uint8_t *end, struct trk_rec_state 
         break;
     case TRK_REC_GPU_ENTER:
     case TRK_REC_GPU_EXIT:
+        break;
+    case TRK_REC_PY_CODE:
+        GETV(r->id);
+        GETV(r->line);
+        if (r->id == 0 || get_bytes(&p, end, TRK_PY_STR_MAX, &r->str, &r->str_len) ||
+            get_bytes(&p, end, TRK_PY_STR_MAX, &r->str2, &r->str2_len))
+            return -1;
+        break;
+    case TRK_REC_PY_IMPORT:
+        if (get_head(&p, end, &s, r) || get_bytes(&p, end, TRK_PY_STR_MAX, &r->str, &r->str_len))
+            return -1;
+        break;
+    case TRK_REC_PY_IMPORT_END:
+        if (get_head(&p, end, &s, r))
+            return -1;
+        break;
+    case TRK_REC_PY_MARK:
+        if (get_head(&p, end, &s, r))
+            return -1;
+        GETV(r->what);
+        break;
+    case TRK_REC_PY_INFO:
+        if (get_head(&p, end, &s, r))
+            return -1;
+        GETV(r->version);
+        GETV(r->flags);
         break;
     case TRK_REC_MREMAP:
         if (get_head(&p, end, &s, r) || get_addr(&p, end, &s, &r->addr))

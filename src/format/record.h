@@ -250,6 +250,58 @@ static inline uint8_t *trk_enc_gpu_scope(uint8_t *p, int enter)
     return p;
 }
 
+/* Python records (docs/FORMAT.md §5). Strings are truncated to
+ * TRK_PY_STR_MAX; a PY_CODE record needs up to TRK_REC_PY_MAX bytes. */
+#define TRK_REC_PY_MAX (1 + 4 * TRK_VARINT_MAX + 2 * TRK_PY_STR_MAX)
+
+static inline uint8_t *trk_enc_py_str(uint8_t *p, const char *s, size_t len)
+{
+    if (len > TRK_PY_STR_MAX)
+        len = TRK_PY_STR_MAX;
+    p = trk_put_varint(p, len);
+    memcpy(p, s, len);
+    return p + len;
+}
+
+static inline uint8_t *trk_enc_py_code(uint8_t *p, uint64_t id, uint64_t firstline,
+                                       const char *name, size_t name_len, const char *file,
+                                       size_t file_len)
+{
+    *p++ = TRK_REC_PY_CODE;
+    p = trk_put_varint(p, id);
+    p = trk_put_varint(p, firstline);
+    p = trk_enc_py_str(p, name, name_len);
+    return trk_enc_py_str(p, file, file_len);
+}
+
+static inline uint8_t *trk_enc_py_import(uint8_t *p, struct trk_rec_state *st, uint64_t seq,
+                                         uint64_t ts, const char *name, size_t len)
+{
+    p = trk_enc_head(p, st, TRK_REC_PY_IMPORT, seq, ts);
+    return trk_enc_py_str(p, name, len);
+}
+
+static inline uint8_t *trk_enc_py_import_end(uint8_t *p, struct trk_rec_state *st, uint64_t seq,
+                                             uint64_t ts)
+{
+    return trk_enc_head(p, st, TRK_REC_PY_IMPORT_END, seq, ts);
+}
+
+static inline uint8_t *trk_enc_py_mark(uint8_t *p, struct trk_rec_state *st, uint64_t seq,
+                                       uint64_t ts, uint64_t what)
+{
+    p = trk_enc_head(p, st, TRK_REC_PY_MARK, seq, ts);
+    return trk_put_varint(p, what);
+}
+
+static inline uint8_t *trk_enc_py_info(uint8_t *p, struct trk_rec_state *st, uint64_t seq,
+                                       uint64_t ts, uint64_t version, uint64_t flags)
+{
+    p = trk_enc_head(p, st, TRK_REC_PY_INFO, seq, ts);
+    p = trk_put_varint(p, version);
+    return trk_put_varint(p, flags);
+}
+
 struct trk_segment {
     uint64_t vaddr;
     uint64_t memsz;
@@ -284,6 +336,11 @@ enum trk_rec_class {
     TRK_RC_GPU_MEMINFO = TRK_REC_GPU_MEMINFO,
     TRK_RC_GPU_ENTER = TRK_REC_GPU_ENTER,
     TRK_RC_GPU_EXIT = TRK_REC_GPU_EXIT,
+    TRK_RC_PY_CODE = TRK_REC_PY_CODE,
+    TRK_RC_PY_IMPORT = TRK_REC_PY_IMPORT,
+    TRK_RC_PY_IMPORT_END = TRK_REC_PY_IMPORT_END,
+    TRK_RC_PY_MARK = TRK_REC_PY_MARK,
+    TRK_RC_PY_INFO = TRK_REC_PY_INFO,
     TRK_RC_ALLOC = TRK_REC_ALLOC_BASE,
     TRK_RC_FREE = TRK_REC_FREE_BASE,
     TRK_RC_REALLOC = TRK_REC_REALLOC_BASE,
@@ -315,8 +372,14 @@ struct trk_rec {
     uint64_t result;                  /* GPU_FAIL: driver error code */
     uint64_t handle, offset;          /* GPU_MAP */
     uint64_t used, total;             /* GPU_MEMINFO */
-    const uint8_t *str;               /* THREAD_NAME name, MODULE path */
+    const uint8_t *str;               /* THREAD_NAME name, MODULE path, PY_CODE name,
+                                       * PY_IMPORT module */
     size_t str_len;
+    const uint8_t *str2; /* PY_CODE file */
+    size_t str2_len;
+    uint64_t line;    /* PY_CODE first line */
+    uint64_t what;    /* PY_MARK */
+    uint64_t version; /* PY_INFO (flags holds its flags) */
     const uint8_t *buildid;
     size_t buildid_len;
     unsigned nseg;

@@ -125,6 +125,44 @@ int trk_reader_stack(const struct trk_reader *r, uint64_t stack_id, uint64_t *ip
     return n;
 }
 
+static const char *store_name(struct trk_reader *r, const uint8_t *s, size_t len);
+
+/* Python code objects: ids are dense per capture like stack ids, so the same
+ * sanity bound applies. A second definition of an id keeps the first. */
+static void define_pycode(struct trk_reader *r, const struct trk_rec *rec)
+{
+    uint64_t limit = 2 * (uint64_t)r->pycodes_defined + (1u << 20);
+    if (rec->id >= limit) {
+        r->status.bad_stacks++;
+        return;
+    }
+    if (rec->id >= r->pycodes_cap) {
+        size_t cap = r->pycodes_cap ? r->pycodes_cap : 1024;
+        while (cap <= rec->id)
+            cap *= 2;
+        struct trk_pycode *n = realloc(r->pycodes, cap * sizeof(*n));
+        if (!n)
+            return;
+        memset(n + r->pycodes_cap, 0, (cap - r->pycodes_cap) * sizeof(*n));
+        r->pycodes = n;
+        r->pycodes_cap = cap;
+    }
+    struct trk_pycode *c = &r->pycodes[rec->id];
+    if (c->name)
+        return;
+    c->name = store_name(r, rec->str, rec->str_len);
+    c->file = store_name(r, rec->str2, rec->str2_len);
+    c->firstline = rec->line > UINT32_MAX ? UINT32_MAX : (uint32_t)rec->line;
+    r->pycodes_defined++;
+}
+
+const struct trk_pycode *trk_reader_pycode(const struct trk_reader *r, uint64_t id)
+{
+    if (id == 0 || id >= r->pycodes_cap || !r->pycodes[id].name)
+        return NULL;
+    return &r->pycodes[id];
+}
+
 /* Is this object already known (same load bias, path and build-id)? Then a
  * later snapshot only repeats it: keep one entry, with the newest generation,
  * so memory follows the number of distinct objects, not of snapshots. */
@@ -416,6 +454,25 @@ static void record_to_events(struct trk_reader *r, struct trk_stream *s, const s
     case TRK_RC_STACK:
         define_stack(r, rec);
         break;
+    case TRK_RC_PY_CODE:
+        define_pycode(r, rec);
+        break;
+    case TRK_RC_PY_INFO:
+        e = new_event(s, rec, TRK_EV_PY_INFO);
+        e->u.py_info.version = rec->version;
+        e->u.py_info.flags = rec->flags;
+        break;
+    case TRK_RC_PY_IMPORT:
+        e = new_event(s, rec, TRK_EV_PY_IMPORT);
+        e->u.py_import.name = store_name(r, rec->str, rec->str_len);
+        break;
+    case TRK_RC_PY_IMPORT_END:
+        new_event(s, rec, TRK_EV_PY_IMPORT_END);
+        break;
+    case TRK_RC_PY_MARK:
+        e = new_event(s, rec, TRK_EV_PY_MARK);
+        e->u.py_mark.what = rec->what;
+        break;
     case TRK_RC_MODULE:
         define_module(r, rec);
         break;
@@ -546,6 +603,9 @@ void trk_decode_free(struct trk_reader *r)
     free(r->streams);
     free(r->stream_index);
     free(r->stacks);
+    free(r->pycodes);
+    r->pycodes = NULL;
+    r->pycodes_cap = 0;
     for (size_t i = 0; i < r->nmodules; i++)
         free((char *)r->modules[i].path);
     free(r->modules);

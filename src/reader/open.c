@@ -274,6 +274,10 @@ const char *trk_event_type_name(unsigned type)
         [TRK_EV_GPU_MAP] = "gpu_map",
         [TRK_EV_GPU_UNMAP] = "gpu_unmap",
         [TRK_EV_GPU_MEMINFO] = "gpu_meminfo",
+        [TRK_EV_PY_INFO] = "py_info",
+        [TRK_EV_PY_IMPORT] = "py_import",
+        [TRK_EV_PY_IMPORT_END] = "py_import_end",
+        [TRK_EV_PY_MARK] = "py_mark",
     };
     if (type >= sizeof(names) / sizeof(names[0]) || !names[type])
         return "unknown";

@@ -119,6 +119,10 @@ struct trk_reader {
     size_t nmodules, modules_cap;
 
     struct trk_name_block *names;
+
+    struct trk_pycode *pycodes; /* index: PY_CODE id; name NULL = undefined */
+    size_t pycodes_cap;
+    size_t pycodes_defined;
 };
 
 /* source.c */

@@ -46,6 +46,7 @@ struct trk_symbolizer {
     size_t cache_cap, cache_count;
     struct trk_frame scratch[TRK_SYM_MAX_FRAMES];
     struct trk_frame fallback; /* the answer when memory runs out */
+    struct trk_frame pyframe;  /* the answer for a Python frame, valid until the next call */
 };
 
 /* ---- Objects ------------------------------------------------------------------- */
@@ -381,6 +382,20 @@ static const struct trk_frame *remember(struct trk_symbolizer *s, uint64_t ip,
 
 int trk_symbolize(struct trk_symbolizer *s, uint64_t ip, const struct trk_frame **frames)
 {
+    /* A Python frame is not an address: its code object carries the name
+     * and file, the ip itself the line. Nothing to cache. */
+    if (trk_ip_is_python(ip)) {
+        const struct trk_pycode *c = trk_reader_pycode(s->r, trk_ip_pycode(ip));
+        struct trk_frame *f = &s->pyframe;
+        memset(f, 0, sizeof(*f));
+        f->function = c ? c->name : "<unknown python code>";
+        f->file = c ? c->file : NULL;
+        f->line = trk_ip_pyline(ip);
+        f->python = 1;
+        f->ip = ip;
+        *frames = f;
+        return 1;
+    }
     refresh(s);
     struct cache_slot *slot = cache_slot(s, ip);
     if (slot->frames) {

@@ -31,6 +31,8 @@ struct trk_frame {
     const char *module;   /* object file path (the main executable's real path), NULL if none */
     uint64_t offset;      /* address relative to the module's load bias */
     uint64_t ip;          /* the return address as captured */
+    uint32_t python;      /* 1: a Python frame (function = code name, file = co_filename,
+                           * module NULL); see trk_ip_is_python */
 };
 
 struct trk_symbolizer_options {
@@ -51,7 +53,8 @@ struct trk_symbolizer *trk_symbolizer_new(const struct trk_reader *r,
 /* Resolves one captured return address. Frames come innermost first: the
  * inlined callees of that address, then the function that contains it.
  * Always at least one frame (module+offset, or just the address). Returns
- * the number of frames and points *frames at them (valid until free). */
+ * the number of frames and points *frames at them (valid until free; for a
+ * Python frame only until the next call, the strings until free). */
 int trk_symbolize(struct trk_symbolizer *s, uint64_t ip, const struct trk_frame **frames);
 
 void trk_symbolizer_free(struct trk_symbolizer *s);

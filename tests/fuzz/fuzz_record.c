@@ -86,6 +86,17 @@ static uint8_t *reencode(uint8_t *p, struct trk_rec_state *st, const struct trk_
     case TRK_RC_GPU_ENTER:
     case TRK_RC_GPU_EXIT:
         return trk_enc_gpu_scope(p, r->rclass == TRK_RC_GPU_ENTER);
+    case TRK_RC_PY_CODE:
+        return trk_enc_py_code(p, r->id, r->line, (const char *)r->str, r->str_len,
+                               (const char *)r->str2, r->str2_len);
+    case TRK_RC_PY_IMPORT:
+        return trk_enc_py_import(p, st, r->seq, r->ts, (const char *)r->str, r->str_len);
+    case TRK_RC_PY_IMPORT_END:
+        return trk_enc_py_import_end(p, st, r->seq, r->ts);
+    case TRK_RC_PY_MARK:
+        return trk_enc_py_mark(p, st, r->seq, r->ts, r->what);
+    case TRK_RC_PY_INFO:
+        return trk_enc_py_info(p, st, r->seq, r->ts, r->version, r->flags);
     default:
         trk_fuzz_fail("decoder returned an unknown record class");
     }
@@ -107,9 +118,11 @@ static bool same_record(const struct trk_rec *a, const struct trk_rec *b)
         a->anon != b->anon || a->file_bytes != b->file_bytes || a->nseg != b->nseg ||
         a->api != b->api || a->op != b->op || a->device != b->device ||
         a->stream != b->stream || a->result != b->result || a->handle != b->handle ||
-        a->offset != b->offset || a->used != b->used || a->total != b->total)
+        a->offset != b->offset || a->used != b->used || a->total != b->total ||
+        a->line != b->line || a->what != b->what || a->version != b->version)
         return false;
     if (!same_bytes(a->str, a->str_len, b->str, b->str_len) ||
+        !same_bytes(a->str2, a->str2_len, b->str2, b->str2_len) ||
         !same_bytes(a->buildid, a->buildid_len, b->buildid, b->buildid_len))
         return false;
     for (unsigned i = 0; i < a->nseg; i++)
@@ -122,7 +135,7 @@ static bool same_record(const struct trk_rec *a, const struct trk_rec *b)
 static void check_roundtrip(const struct trk_rec_state *before, const struct trk_rec_state *after,
                             const struct trk_rec *rec, size_t consumed)
 {
-    static uint8_t buf[TRK_REC_MODULE_MAX + TRK_REC_MAX];
+    static uint8_t buf[TRK_REC_MODULE_MAX + TRK_REC_PY_MAX + TRK_REC_MAX];
     struct trk_rec_state st = *before;
     uint8_t *end = reencode(buf, &st, rec);
     size_t len = (size_t)(end - buf);

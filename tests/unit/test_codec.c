@@ -205,7 +205,7 @@ static void test_alloc_golden_bytes(void **unused)
 static const char *const kind_names[] = {
     "", "malloc", "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc",
     "memalign", "valloc", "pvalloc", "mallocx", "rallocx", "xallocx", "free", "free_sized",
-    "free_aligned_sized", "dallocx", "sdallocx"};
+    "free_aligned_sized", "dallocx", "sdallocx", "pymalloc", "pycalloc", "pyrealloc", "pyfree"};
 
 static void test_heap_all_kinds(void **unused)
 {
@@ -243,6 +243,66 @@ static void test_heap_all_kinds(void **unused)
     assert_string_equal(trk_alloc_kind_name(0), "unknown");
     assert_string_equal(trk_alloc_kind_name(TRK_ALLOC_KIND_MAX + 1), "unknown");
     assert_string_equal(trk_alloc_kind_name(31), "unknown");
+}
+
+/* Python records: code objects, imports, marks and the interpreter info,
+ * sharing the stream's seq/ts delta state with heap records. */
+static void test_python_records(void **unused)
+{
+    (void)unused;
+    uint8_t buf[TRK_REC_PY_MAX * 2] = {0};
+    struct trk_rec_state es = zero_state, ds = zero_state;
+    struct trk_rec r;
+    const uint8_t *p;
+
+    uint8_t *e = trk_enc_py_code(buf, 7, 42, "Model.forward", 13, "/src/train.py", 13);
+    p = buf;
+    assert_int_equal(trk_rec_decode(&p, e, &ds, &r), 0);
+    assert_ptr_equal(p, e);
+    assert_int_equal(r.rclass, TRK_RC_PY_CODE);
+    assert_true(r.id == 7 && r.line == 42 && r.seq == 0);
+    assert_int_equal(r.str_len, 13);
+    assert_memory_equal(r.str, "Model.forward", 13);
+    assert_int_equal(r.str2_len, 13);
+    assert_memory_equal(r.str2, "/src/train.py", 13);
+
+    /* Names past TRK_PY_STR_MAX are cut, never overflow. */
+    char longname[TRK_PY_STR_MAX + 100];
+    memset(longname, 'x', sizeof longname);
+    e = trk_enc_py_code(buf, 8, 1, longname, sizeof longname, "f", 1);
+    p = buf;
+    assert_int_equal(trk_rec_decode(&p, e, &ds, &r), 0);
+    assert_int_equal(r.str_len, TRK_PY_STR_MAX);
+
+    e = trk_enc_py_import(buf, &es, 5, 1000, "torch.nn", 8);
+    e = trk_enc_py_import_end(e, &es, 9, 2500);
+    e = trk_enc_py_mark(e, &es, 12, 3000, TRK_PY_MARK_SCRIPT_END);
+    e = trk_enc_py_info(e, &es, 13, 2900, 0x030b02f0, TRK_PYF_NATIVE | TRK_PYF_PYMALLOC);
+    p = buf;
+    assert_int_equal(trk_rec_decode(&p, e, &ds, &r), 0);
+    assert_int_equal(r.rclass, TRK_RC_PY_IMPORT);
+    assert_true(r.seq == 5 && r.ts == 1000 && r.str_len == 8);
+    assert_memory_equal(r.str, "torch.nn", 8);
+    assert_int_equal(trk_rec_decode(&p, e, &ds, &r), 0);
+    assert_int_equal(r.rclass, TRK_RC_PY_IMPORT_END);
+    assert_true(r.seq == 9 && r.ts == 2500);
+    assert_int_equal(trk_rec_decode(&p, e, &ds, &r), 0);
+    assert_int_equal(r.rclass, TRK_RC_PY_MARK);
+    assert_true(r.seq == 12 && r.ts == 3000 && r.what == TRK_PY_MARK_SCRIPT_END);
+    assert_int_equal(trk_rec_decode(&p, e, &ds, &r), 0);
+    assert_int_equal(r.rclass, TRK_RC_PY_INFO);
+    assert_true(r.seq == 13 && r.ts == 2900 && r.version == 0x030b02f0);
+    assert_int_equal(r.flags, TRK_PYF_NATIVE | TRK_PYF_PYMALLOC);
+    assert_ptr_equal(p, e);
+    assert_memory_equal(&ds, &es, sizeof es);
+
+    /* A code record cut anywhere is rejected, not read past its end. */
+    e = trk_enc_py_code(buf, 7, 42, "f", 1, "/a.py", 5);
+    for (uint8_t *cut = buf; cut < e; cut++) {
+        struct trk_rec_state s2 = zero_state;
+        p = buf;
+        assert_int_equal(trk_rec_decode(&p, cut, &s2, &r), -1);
+    }
 }
 
 /* One stream holding every record type back to back, decoded in one pass:
@@ -734,7 +794,7 @@ static void test_unknown_tags(void **unused)
     int accepted = 0;
     for (unsigned tag = 0; tag < 256; tag++) {
         unsigned cls = tag & 0xE0, kind = tag & 0x1F;
-        int known = (tag >= TRK_REC_THREAD && tag <= TRK_REC_GPU_EXIT) ||
+        int known = (tag >= TRK_REC_THREAD && tag <= TRK_REC_PY_INFO) ||
                     ((cls == 0x20 || cls == 0x40 || cls == 0x60) && kind >= 1 &&
                      kind <= TRK_ALLOC_KIND_MAX);
         b[0] = (uint8_t)tag;
@@ -748,8 +808,8 @@ static void test_unknown_tags(void **unused)
             accepted++;
         }
     }
-    /* 18 plain tags (11 host, 7 GPU) + 3 classes x 17 kinds. */
-    assert_int_equal(accepted, 18 + 3 * 17);
+    /* 23 plain tags (11 host, 7 GPU, 5 Python) + 3 classes x 21 kinds. */
+    assert_int_equal(accepted, 23 + 3 * 21);
 }
 
 static void test_kind_zero_rejected(void **unused)
@@ -873,6 +933,7 @@ int main(void)
         cmocka_unit_test(test_varint_edges),
         cmocka_unit_test(test_alloc_golden_bytes),
         cmocka_unit_test(test_heap_all_kinds),
+        cmocka_unit_test(test_python_records),
         cmocka_unit_test(test_stream_every_type),
         cmocka_unit_test(test_negative_deltas),
         cmocka_unit_test(test_max_varints),
