@@ -40,13 +40,30 @@ struct trk_config {
     int flush_ms;       /* writer flush period */
     int lz4_accel;      /* LZ4 acceleration of the writer (1 = LZ4_compress_default) */
     uint32_t ring_size; /* per-thread buffer bytes, power of two */
+    int python;         /* TRK_PY_*: Python frames in stacks (src/python) */
+    int py_allocators;  /* record pymalloc's allocations too */
 };
+
+/* TRACKER_PYTHON values. */
+#define TRK_PY_OFF    0 /* native stacks only, even in a Python process */
+#define TRK_PY_ONLY   1 /* Python frames only (no native unwinding while Python runs) */
+#define TRK_PY_HYBRID 2 /* Python frames in place of the eval loop's native frames */
 
 extern struct trk_config trk_cfg TRK_HIDDEN;
 
 void trk_config_load(void) TRK_HIDDEN;
 
 /* ---- Per-thread state ---------------------------------------------------- */
+
+/* Per-thread cache of Python frame values: (code object, instruction
+ * offset) -> the STACK ip that stands for it (src/python/py_stack.c). */
+#define TRK_PY_CACHE 512
+struct trk_py_cache_ent {
+    const void *code;
+    const void *linetable; /* tells a reused code object address from the old one */
+    int64_t lasti;
+    uint64_t value;
+};
 
 struct trk_stack_cache_ent {
     uint64_t hash;
@@ -91,6 +108,14 @@ struct trk_thread {
 
     struct trk_stack_cache_ent cache[TRK_STACK_CACHE];
     uintptr_t ips[TRK_DEPTH_MAX + 32];
+
+    /* Python (src/python): the walk's frames, innermost first, and the
+     * merged hybrid stack. */
+    uint32_t py_epoch; /* pycache is valid while this equals the global epoch */
+    struct trk_py_cache_ent pycache[TRK_PY_CACHE];
+    uint64_t pyv[TRK_DEPTH_MAX];
+    uint8_t pyentry[TRK_DEPTH_MAX];
+    uintptr_t merged[2 * TRK_DEPTH_MAX + 32];
 };
 
 /* Re-entry guard. HOOK: a hook of the program's is recording; a call that
@@ -262,6 +287,14 @@ int trk_stacks_init(void) TRK_HIDDEN;
 /* Unwinds the caller's stack (skipping the tracker's own frames) and returns
  * its interned id, 0 when no stack could be taken. */
 uint32_t trk_stack(struct trk_thread *t) TRK_HIDDEN;
+/* Unwinds the caller's native stack into t->ips, innermost first, without
+ * the tracker's own frames; returns the count (at most max). */
+int trk_stack_unwind(struct trk_thread *t, int max) TRK_HIDDEN;
+/* Another layer (src/python) may build stacks instead: when set, trk_stack
+ * asks it first; it returns 1 with the interned id, or 0 to get the plain
+ * native stack. */
+typedef int (*trk_stack_provider_fn)(struct trk_thread *t, uint32_t *id);
+extern _Atomic(trk_stack_provider_fn) trk_stack_provider TRK_HIDDEN;
 /* Interns ips[0..n) (innermost first); emits STACK records for new nodes. */
 uint32_t trk_stack_intern(struct trk_thread *t, const uintptr_t *ips, int n) TRK_HIDDEN;
 void trk_stacks_thread_init(struct trk_thread *t) TRK_HIDDEN;

@@ -218,9 +218,9 @@ uint32_t trk_stack_intern(struct trk_thread *t, const uintptr_t *ips, int n)
 
 uintptr_t trk_self_lo, trk_self_hi;
 
-uint32_t trk_stack(struct trk_thread *t)
+int trk_stack_unwind(struct trk_thread *t, int max)
 {
-    int want = trk_cfg.depth + 16;
+    int want = max + 16;
     int n = unw_backtrace((void **)t->ips, want);
     /* Drop our own frames: the hook at the inner end, and the wrappers that
      * sit mid-stack when an interposed call (dlopen) allocates inside the
@@ -229,9 +229,22 @@ uint32_t trk_stack(struct trk_thread *t)
     for (int i = 0; i < n; i++)
         if (t->ips[i] < trk_self_lo || t->ips[i] >= trk_self_hi)
             t->ips[k++] = t->ips[i];
-    if (k > trk_cfg.depth)
-        k = trk_cfg.depth;
-    return trk_stack_intern(t, t->ips, k);
+    return k > max ? max : k;
+}
+
+_Atomic(trk_stack_provider_fn) trk_stack_provider;
+
+uint32_t trk_stack(struct trk_thread *t)
+{
+    /* A Python process with its frames in reach: src/python builds the
+     * stack (hybrid or Python-only). One load on everybody else's path. */
+    trk_stack_provider_fn p = atomic_load_explicit(&trk_stack_provider, memory_order_relaxed);
+    if (TRK_UNLIKELY(p != NULL)) {
+        uint32_t id;
+        if (p(t, &id))
+            return id;
+    }
+    return trk_stack_intern(t, t->ips, trk_stack_unwind(t, trk_cfg.depth));
 }
 
 /* libunwind sets up its per-thread state on first use, and that may

@@ -34,7 +34,12 @@
 struct run_opts {
     const char *output;
     bool force, quiet, no_mmap, no_follow_fork;
-    bool cuda_no_caching; /* PYTORCH_NO_CUDA_MEMORY_CACHING=1 for the program */
+    bool cuda_no_caching;   /* PYTORCH_NO_CUDA_MEMORY_CACHING=1 for the program */
+    int python;             /* TRACKER_PYTHON: 0 off, 1 Python frames only, 2 hybrid */
+    bool py_allocators;     /* record pymalloc's allocations */
+    const char *python_exe; /* --python: the interpreter for script.py / -m / -c */
+    const char *name;       /* what the default capture name is made from */
+    char **py_argv;         /* the interpreter's argv when we build it */
     uint64_t depth;
     uint64_t buffer_kb; /* 0: the preload's default */
     char **prog_argv;
@@ -90,8 +95,15 @@ static int parse_long(struct run_opts *o, char **argv, int argc, int *i)
     const char *val = eq ? eq + 1 : NULL;
     const char *v;
 
-    static const char *const flags[] = {"--force",          "--quiet",           "--no-mmap",
-                                        "--no-follow-fork", "--cuda-no-caching", "--help"};
+    static const char *const flags[] = {"--force",
+                                        "--quiet",
+                                        "--no-mmap",
+                                        "--no-follow-fork",
+                                        "--cuda-no-caching",
+                                        "--python-only",
+                                        "--python-allocators",
+                                        "--no-python",
+                                        "--help"};
     for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++) {
         if (strcmp(name, flags[k]) != 0)
             continue;
@@ -115,6 +127,15 @@ static int parse_long(struct run_opts *o, char **argv, int argc, int *i)
         case 4:
             o->cuda_no_caching = true;
             break;
+        case 5:
+            o->python = 1;
+            break;
+        case 6:
+            o->py_allocators = true;
+            break;
+        case 7:
+            o->python = 0;
+            break;
         default:
             trk_cli_usage(stdout);
             return -1;
@@ -129,6 +150,16 @@ static int parse_long(struct run_opts *o, char **argv, int argc, int *i)
             return TRK_EXIT_USAGE;
         }
         o->output = v;
+        return 0;
+    }
+    if (strcmp(name, "--python") == 0) {
+        if (option_value(argv, argc, i, name, val, &v) < 0)
+            return TRK_EXIT_USAGE;
+        if (!*v) {
+            trk_cli_error("option '--python' needs an interpreter");
+            return TRK_EXIT_USAGE;
+        }
+        o->python_exe = v;
         return 0;
     }
     if (strcmp(name, "--depth") == 0) {
@@ -181,6 +212,39 @@ static int parse_short(struct run_opts *o, char **argv, int argc, int *i)
     return 0;
 }
 
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* `script.py ARGS`, `-m MODULE ARGS` and `-c CODE ARGS` run under the
+ * interpreter: argv becomes PYTHON [-m|-c] REST. `-m`/`-c` end tracker's
+ * options the way they end Python's. */
+static int python_argv(struct run_opts *o, char **rest, int nrest, const char *flag)
+{
+    char **v = calloc((size_t)nrest + 3, sizeof(*v));
+    if (!v) {
+        trk_cli_error("out of memory");
+        return TRK_EXIT_USAGE;
+    }
+    int k = 0;
+    v[k++] = (char *)(o->python_exe ? o->python_exe : "python3");
+    if (flag)
+        v[k++] = (char *)flag;
+    for (int j = 0; j < nrest; j++)
+        v[k++] = rest[j];
+    o->py_argv = v;
+    o->prog_argv = v;
+    if (flag && strcmp(flag, "-m") == 0)
+        o->name = rest[0];
+    else if (flag)
+        o->name = "python";
+    else
+        o->name = rest[0];
+    return 0;
+}
+
 /* Returns 0, -1 after printing help (exit 0), or an exit code. */
 static int parse_options(struct run_opts *o, int argc, char **argv)
 {
@@ -190,6 +254,13 @@ static int parse_options(struct run_opts *o, int argc, char **argv)
         if (strcmp(a, "--") == 0) {
             i++;
             break;
+        }
+        if (strcmp(a, "-m") == 0 || strcmp(a, "-c") == 0) {
+            if (i + 1 >= argc) {
+                trk_cli_error("option '%s' needs a %s", a, a[1] == 'm' ? "module" : "command");
+                return TRK_EXIT_USAGE;
+            }
+            return python_argv(o, argv + i + 1, argc - i - 1, a);
         }
         if (a[0] != '-' || a[1] == '\0')
             break; /* the program: options end at the first other word */
@@ -201,7 +272,15 @@ static int parse_options(struct run_opts *o, int argc, char **argv)
         trk_cli_error("run: missing program to run (see 'tracker help')");
         return TRK_EXIT_USAGE;
     }
+    if (ends_with(argv[i], ".py") || ends_with(argv[i], ".pyw")) {
+        if (access(argv[i], R_OK) < 0) {
+            trk_cli_error("cannot read script '%s': %s", argv[i], strerror(errno));
+            return TRK_EXIT_NOTFOUND;
+        }
+        return python_argv(o, argv + i, argc - i, NULL);
+    }
     o->prog_argv = argv + i;
+    o->name = argv[i];
     return 0;
 }
 
@@ -277,8 +356,8 @@ static void output_path(const struct run_opts *o, pid_t pid, char *buf, size_t l
         snprintf(buf, len, "%s", o->output);
         return;
     }
-    const char *base = strrchr(o->prog_argv[0], '/');
-    base = base ? base + 1 : o->prog_argv[0];
+    const char *base = strrchr(o->name, '/');
+    base = base ? base + 1 : o->name;
     snprintf(buf, len, "tracker-%s.%ld.bin", base, (long)pid);
 }
 
@@ -368,6 +447,17 @@ static void child_main(const struct run_opts *o, int pipe_fd)
     set_env_num("TRACKER_DEPTH", o->depth);
     setenv("TRACKER_MMAP", o->no_mmap ? "0" : "1", 1);
     setenv("TRACKER_FOLLOW_FORK", o->no_follow_fork ? "0" : "1", 1);
+    /* Only what differs from the preload's defaults: every variable is
+     * memory the program copies (perl's %ENV, say), and an oracle
+     * comparison against valgrind should see the same environment. */
+    if (o->python != 2)
+        set_env_num("TRACKER_PYTHON", (uint64_t)o->python);
+    else
+        unsetenv("TRACKER_PYTHON");
+    if (o->py_allocators)
+        setenv("TRACKER_PYTHON_ALLOCATORS", "1", 1);
+    else
+        unsetenv("TRACKER_PYTHON_ALLOCATORS");
     if (o->buffer_kb)
         set_env_num("TRACKER_BUFFER_KB", o->buffer_kb);
     else
@@ -435,19 +525,18 @@ static int wait_child(pid_t pid, int *status)
     }
 }
 
-int trk_cmd_run(int argc, char **argv)
+static int run_with(struct run_opts *o, int argc, char **argv)
 {
-    struct run_opts o = {.depth = DEPTH_DEFAULT};
-    int rc = parse_options(&o, argc, argv);
+    int rc = parse_options(o, argc, argv);
     if (rc != 0)
         return rc < 0 ? TRK_EXIT_OK : rc;
-    if (resolve_program(&o) < 0)
+    if (resolve_program(o) < 0)
         return TRK_EXIT_NOTFOUND;
-    if (trk_find_lib(o.lib, sizeof(o.lib)) < 0) {
-        trk_cli_error("%s", o.lib);
+    if (trk_find_lib(o->lib, sizeof(o->lib)) < 0) {
+        trk_cli_error("%s", o->lib);
         return TRK_EXIT_FAIL;
     }
-    make_session(&o);
+    make_session(o);
 
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) < 0) {
@@ -462,7 +551,7 @@ int trk_cmd_run(int argc, char **argv)
     }
     if (pid == 0) {
         close(fds[0]);
-        child_main(&o, fds[1]);
+        child_main(o, fds[1]);
     }
     close(fds[1]);
     /* Like a shell: the terminal's ^C and ^\ go to the program; we outlive
@@ -490,16 +579,24 @@ int trk_cmd_run(int argc, char **argv)
     int code;
     if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
-        if (!o.quiet)
+        if (!o->quiet)
             trk_cli_error("program killed by signal %d (%s)", sig, signal_name(sig));
         code = 128 + sig;
     } else {
         code = WEXITSTATUS(status);
     }
-    if (!o.quiet) {
+    if (!o->quiet) {
         char path[PATH_MAX];
-        output_path(&o, pid, path, sizeof(path));
-        trk_list_captures(path, o.session, stderr);
+        output_path(o, pid, path, sizeof(path));
+        trk_list_captures(path, o->session, stderr);
     }
     return code;
+}
+
+int trk_cmd_run(int argc, char **argv)
+{
+    struct run_opts o = {.depth = DEPTH_DEFAULT, .python = 2};
+    int rc = run_with(&o, argc, argv);
+    free(o.py_argv);
+    return rc;
 }

@@ -141,14 +141,14 @@ enum trk_rec_tag {
     TRK_REC_GPU_MEMINFO = 0x10, /* seqd tsd device:v used:v total:v (driver-reported, NVML) */
     TRK_REC_GPU_ENTER = 0x11,   /* no fields, no seq: host events until GPU_EXIT are the driver's */
     TRK_REC_GPU_EXIT = 0x12,    /* no fields, no seq */
-    TRK_REC_PY_CODE = 0x13,     /* id:v firstline:v name:(len:v bytes) file:(len:v bytes) ; no seq */
-    TRK_REC_PY_IMPORT = 0x14,   /* seqd tsd name:(len:v bytes): this thread starts an import */
+    TRK_REC_PY_CODE = 0x13,   /* id:v firstline:v name:(len:v bytes) file:(len:v bytes) ; no seq */
+    TRK_REC_PY_IMPORT = 0x14, /* seqd tsd name:(len:v bytes): this thread starts an import */
     TRK_REC_PY_IMPORT_END = 0x15, /* seqd tsd: this thread's innermost open import finished */
     TRK_REC_PY_MARK = 0x16,       /* seqd tsd what:v (TRK_PY_MARK_*) */
     TRK_REC_PY_INFO = 0x17,       /* seqd tsd version:v flags:v (TRK_PYF_*) */
-    TRK_REC_ALLOC_BASE = 0x20,  /* | kind: seqd tsd addr:z size:v stack:v */
-    TRK_REC_FREE_BASE = 0x40,   /* | kind: seqd tsd addr:z */
-    TRK_REC_REALLOC_BASE = 0x60, /* | kind: seqd tsd old:z seq2d:v new:z(vs old) size:v stack:v */
+    TRK_REC_ALLOC_BASE = 0x20,    /* | kind: seqd tsd addr:z size:v stack:v */
+    TRK_REC_FREE_BASE = 0x40,     /* | kind: seqd tsd addr:z */
+    TRK_REC_REALLOC_BASE = 0x60,  /* | kind: seqd tsd old:z seq2d:v new:z(vs old) size:v stack:v */
     TRK_REC_KIND_MASK = 0x1F,
     TRK_REC_CLASS_MASK = 0xE0,
 };

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "preload/real.h"
+#include "python/python.h"
 
 extern char **environ;
 
@@ -91,8 +92,10 @@ TRK_EXPORT void *dlopen(const char *file, int mode)
     if (!trk_real.dlopen)
         trk_resolve();
     void *h = dlopen_for(file, mode, __builtin_return_address(0));
-    if (h)
+    if (h) {
         snapshot_if_changed();
+        trk_py_after_dlopen();
+    }
     return h;
 }
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "preload/real.h"
+#include "python/python.h"
 
 static void on_exit_flush(void)
 {
@@ -68,6 +69,7 @@ static void fork_child(void)
     } else if (self) {
         trk_modules_snapshot(self);
     }
+    trk_py_fork_child(self);
     trk_tl_guard = fork_guard;
 }
 
@@ -97,6 +99,7 @@ __attribute__((constructor)) static void trk_preload_init(void)
     }
     atexit(on_exit_flush);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
+    trk_py_init();
     trk_tl_guard = 0;
     struct trk_thread *t = trk_enter();
     if (t) {

@@ -61,11 +61,11 @@ def valgrind_summary(env, argv):
             "leaked_allocations": num(i.group(2))}
 
 
-def compare(env, argv):
+def compare(env, argv, extra=()):
     if not os.access(argv[0], os.X_OK):
         raise Skip("%s not installed" % argv[0])
     want = valgrind_summary(env, argv)
-    st, _ = env.traced(argv, env=ENV, timeout=280)
+    st, _ = env.traced(argv, env=ENV, timeout=280, extra=extra)
     bad = []
     for key, ref in want.items():
         got = st[key]
@@ -79,7 +79,10 @@ def compare(env, argv):
 
 
 def test_python(env):
-    compare(env, ["/usr/bin/python3", "-c", PY_CODE])
+    # valgrind's "in use at exit" is the live set after interpreter teardown;
+    # with Python support on, tracker's leaks are those at the script's end
+    # (before teardown), so compare with the plain native view.
+    compare(env, ["/usr/bin/python3", "-c", PY_CODE], extra=["--no-python"])
 
 
 def test_perl(env):

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * py_capi.h - the slice of CPython's C API and object layout that src/python
+ * uses, found at run time (dlsym) instead of through Python.h, so one
+ * libtracker.so serves every CPython 3.8-3.13.
+ *
+ * Layouts are per minor version (x86-64, release builds, not free-threaded),
+ * measured with offsetof() against each version's own headers; py_runtime.c
+ * checks the chosen table against the live interpreter before any frame is
+ * read, and turns Python frames off rather than trust a mismatch.
+ */
+#ifndef TRK_PY_CAPI_H
+#define TRK_PY_CAPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "python/python.h"
+
+typedef struct trk_pyobj PyObject; /* opaque: only pointers and offsets */
+typedef PyObject *(*trk_pycfunc)(PyObject *self, PyObject *args);
+
+/* struct PyMethodDef and PyMemAllocatorEx: unchanged since 3.5. */
+struct trk_py_methoddef {
+    const char *name;
+    trk_pycfunc meth;
+    int flags;
+    const char *doc;
+};
+#define TRK_METH_VARARGS 0x0001
+#define TRK_METH_NOARGS  0x0004
+#define TRK_METH_O       0x0008
+
+struct trk_py_memalloc {
+    void *ctx;
+    void *(*malloc)(void *ctx, size_t size);
+    void *(*calloc)(void *ctx, size_t nelem, size_t elsize);
+    void *(*realloc)(void *ctx, void *ptr, size_t new_size);
+    void (*free)(void *ctx, void *ptr);
+};
+#define TRK_PYMEM_DOMAIN_MEM 1
+#define TRK_PYMEM_DOMAIN_OBJ 2
+
+#define TRK_PY_EVAL_INPUT 258
+
+/* How frames are chained, by minor version. */
+enum trk_py_style {
+    TRK_PYS_FRAMEOBJ = 1, /* 3.8-3.10: PyFrameObject f_back chain from tstate->frame */
+    TRK_PYS_311 = 2,      /* _PyInterpreterFrame via tstate->cframe->current_frame, is_entry */
+    TRK_PYS_312 = 3,      /* same, entry frames follow FRAME_OWNED_BY_CSTACK shims */
+    TRK_PYS_313 = 4,      /* tstate->current_frame; f_executable may be a non-code */
+};
+
+struct trk_py_layout {
+    int minor;
+    int style;
+    int ts_frame;    /* tstate: frame (3.8-3.10), cframe (3.11-3.12), current_frame (3.13) */
+    int cf_current;  /* _PyCFrame.current_frame (3.11-3.12) */
+    int f_back;      /* PyFrameObject (3.8-3.10) / _PyInterpreterFrame.previous */
+    int f_code;      /* PyFrameObject.f_code / _PyInterpreterFrame.f_code|f_executable */
+    int f_lasti;     /* PyFrameObject.f_lasti (int) / prev_instr|instr_ptr (pointer) */
+    int lasti_units; /* 3.10: f_lasti counts 2-byte code units */
+    int f_owner;     /* _PyInterpreterFrame.owner (char), -1 before 3.11 */
+    int f_is_entry;  /* 3.11 _PyInterpreterFrame.is_entry (bool), else -1 */
+    int owner_cstack; /* FRAME_OWNED_BY_CSTACK (3.12+), else -1 */
+    int co_filename, co_name, co_qualname, co_firstlineno, co_linetable;
+    int co_code;     /* 3.11+: first code unit (also PyCode_Type.tp_basicsize) */
+    int uni_ascii;   /* sizeof(PyASCIIObject): data of a compact ASCII string */
+    int uni_compact; /* sizeof(PyCompactUnicodeObject): data of other compact strings */
+};
+
+/* The functions used; resolved all at once, all present or Python support
+ * stays off. */
+struct trk_py_api {
+    int (*IsInitialized)(void);
+    void *(*GILState_GetThisThreadState)(void);
+    int (*Code_Addr2Line)(PyObject *code, int byte_offset);
+    PyObject *Code_Type;
+    int (*Sys_AddAuditHook)(int (*hook)(const char *, PyObject *, void *), void *);
+    void (*Mem_GetAllocator)(int domain, struct trk_py_memalloc *);
+    void (*Mem_SetAllocator)(int domain, struct trk_py_memalloc *);
+    PyObject *(*Eval_GetFrame)(void);
+    PyObject *(*Eval_GetBuiltins)(void);
+    PyObject *(*Frame_GetCode)(PyObject *); /* 3.9+, NULL on 3.8 */
+    PyObject *(*Import_ImportModule)(const char *);
+    PyObject *(*Import_GetModuleDict)(void);
+    PyObject *(*Object_GetAttrString)(PyObject *, const char *);
+    int (*Object_SetAttrString)(PyObject *, const char *, PyObject *);
+    PyObject *(*Object_Call)(PyObject *, PyObject *, PyObject *);
+    PyObject *(*Object_CallFunctionObjArgs)(PyObject *, ...);
+    PyObject *(*CFunction_NewEx)(struct trk_py_methoddef *, PyObject *, PyObject *);
+    PyObject *(*Descr_NewMethod)(PyObject *type, struct trk_py_methoddef *);
+    PyObject *(*Dict_New)(void);
+    PyObject *(*Dict_GetItemString)(PyObject *, const char *);
+    int (*Dict_SetItemString)(PyObject *, const char *, PyObject *);
+    PyObject *(*Tuple_GetItem)(PyObject *, ptrdiff_t);
+    PyObject *(*Run_StringFlags)(const char *, int, PyObject *, PyObject *, void *);
+    void (*Err_Fetch)(PyObject **, PyObject **, PyObject **);
+    void (*Err_Restore)(PyObject *, PyObject *, PyObject *);
+    void (*Err_Clear)(void);
+    void (*IncRef)(PyObject *);
+    void (*DecRef)(PyObject *);
+    PyObject *None;
+    void *eval_lo, *eval_hi; /* _PyEval_EvalFrameDefault's code */
+};
+
+extern struct trk_py_api trk_pyapi TRK_HIDDEN;
+extern struct trk_py_layout trk_pylay TRK_HIDDEN;
+extern uint64_t trk_py_version TRK_HIDDEN; /* PY_VERSION_HEX */
+
+/* Chooses the layout for a minor version; 0 when unsupported. */
+int trk_py_layout_for(int minor, struct trk_py_layout *out) TRK_HIDDEN;
+
+/* UTF-8 of a str object read straight from its memory (compact strings
+ * only), no allocation and no GIL needed. Returns the bytes written (at most
+ * cap), 0 when the object is not a string we can read. */
+size_t trk_py_str(const PyObject *s, char *out, size_t cap) TRK_HIDDEN;
+
+/* py_stack.c: the calling thread's frames, innermost first, into t->pyv
+ * (STACK values) and t->pyentry; returns the count. */
+int trk_py_walk(struct trk_thread *t, int max) TRK_HIDDEN;
+/* The frame pointer chain's head for the thread state tstate (NULL when no
+ * Python code runs on it). */
+const void *trk_py_top_frame(const void *tstate) TRK_HIDDEN;
+void trk_py_codes_reset(void) TRK_HIDDEN;
+
+/* py_alloc.c */
+void trk_py_alloc_install(void) TRK_HIDDEN;
+
+/* py_runtime.c: capture-side records. */
+void trk_py_emit_info(struct trk_thread *t) TRK_HIDDEN;
+
+#endif /* TRK_PY_CAPI_H */

@@ -1,0 +1,431 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * py_stack.c - the per-allocation path of Python support: read the calling
+ * thread's Python frames, turn each into a STACK value (code object id +
+ * line), and merge them into the native stack where the evaluation loop ran
+ * them (docs/FORMAT.md §5).
+ *
+ * Why read frames instead of keeping a shadow stack as memray does: a
+ * profile hook costs every Python call (memray: ~110 ns per call), while an
+ * allocation is far rarer than a call. Reading is safe without the GIL
+ * because a thread's frame chain is only ever changed by that thread, and we
+ * are that thread, stopped inside malloc. Only the frames are read, never a
+ * refcount written. Never allocates; never calls into Python except
+ * PyCode_Addr2Line, which only reads the code object's line table.
+ */
+#include <sched.h>
+#include <string.h>
+
+#include "python/py_capi.h"
+
+/* ---- Layouts --------------------------------------------------------------- */
+
+int trk_py_layout_for(int minor, struct trk_py_layout *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->minor = minor;
+    o->f_owner = o->f_is_entry = o->owner_cstack = o->co_qualname = -1;
+    o->co_filename = minor >= 11 ? 112 : 104;
+    o->co_name = minor >= 11 ? 120 : 112;
+    switch (minor) {
+    case 8:
+    case 9:
+    case 10:
+        o->style = TRK_PYS_FRAMEOBJ;
+        o->ts_frame = 24;
+        o->f_back = 24;
+        o->f_code = 32;
+        o->f_lasti = minor == 10 ? 96 : 104;
+        o->lasti_units = minor == 10;
+        o->co_firstlineno = 40;
+        o->co_linetable = 120; /* co_lnotab before 3.10 */
+        o->uni_ascii = 48;
+        o->uni_compact = 72;
+        return 1;
+    case 11:
+        o->style = TRK_PYS_311;
+        o->ts_frame = 56;
+        o->cf_current = 8;
+        o->f_code = 32;
+        o->f_back = 48;
+        o->f_lasti = 56;
+        o->f_is_entry = 68;
+        o->f_owner = 69;
+        o->co_firstlineno = 72;
+        o->co_qualname = 128;
+        o->co_linetable = 136;
+        o->co_code = 184;
+        o->uni_ascii = 48;
+        o->uni_compact = 72;
+        return 1;
+    case 12:
+    case 13:
+        o->style = minor == 12 ? TRK_PYS_312 : TRK_PYS_313;
+        o->ts_frame = minor == 12 ? 56 : 72;
+        o->cf_current = 0;
+        o->f_code = 0;
+        o->f_back = 8;
+        o->f_lasti = 56;
+        o->f_owner = 70;
+        o->owner_cstack = 3;
+        o->co_firstlineno = 68;
+        o->co_qualname = 128;
+        o->co_linetable = 136;
+        o->co_code = minor == 12 ? 192 : 200;
+        o->uni_ascii = 40;
+        o->uni_compact = 56;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+#define LOAD_PTR(base, off) (*(const void *const *)((const char *)(base) + (off)))
+#define LOAD_I32(base, off) (*(const int32_t *)((const char *)(base) + (off)))
+#define LOAD_U8(base, off)  (*(const uint8_t *)((const char *)(base) + (off)))
+#define OB_TYPE(o)          LOAD_PTR(o, 8)
+
+/* ---- Strings ----------------------------------------------------------------- */
+
+static size_t put_utf8(char *out, size_t n, size_t cap, uint32_t c)
+{
+    char b[4];
+    size_t k;
+    if (c < 0x80) {
+        b[0] = (char)c;
+        k = 1;
+    } else if (c < 0x800) {
+        b[0] = (char)(0xC0 | (c >> 6));
+        b[1] = (char)(0x80 | (c & 0x3F));
+        k = 2;
+    } else if (c < 0x10000) {
+        b[0] = (char)(0xE0 | (c >> 12));
+        b[1] = (char)(0x80 | ((c >> 6) & 0x3F));
+        b[2] = (char)(0x80 | (c & 0x3F));
+        k = 3;
+    } else {
+        b[0] = (char)(0xF0 | (c >> 18));
+        b[1] = (char)(0x80 | ((c >> 12) & 0x3F));
+        b[2] = (char)(0x80 | ((c >> 6) & 0x3F));
+        b[3] = (char)(0x80 | (c & 0x3F));
+        k = 4;
+    }
+    if (n + k > cap)
+        return n;
+    memcpy(out + n, b, k);
+    return n + k;
+}
+
+/* PyASCIIObject: refcnt, type, length (16), hash, state (32). The state bits
+ * are interned:2 kind:3 compact:1 ascii:1 on every supported version. */
+size_t trk_py_str(const PyObject *s, char *out, size_t cap)
+{
+    if (!s)
+        return 0;
+    int64_t len = *(const int64_t *)((const char *)s + 16);
+    uint32_t state = *(const uint32_t *)((const char *)s + 32);
+    unsigned kind = (state >> 2) & 7, compact = (state >> 5) & 1, ascii = (state >> 6) & 1;
+    if (!compact || len < 0)
+        return 0;
+    if (ascii) {
+        size_t n = (size_t)len < cap ? (size_t)len : cap;
+        memcpy(out, (const char *)s + trk_pylay.uni_ascii, n);
+        return n;
+    }
+    const uint8_t *d = (const uint8_t *)s + trk_pylay.uni_compact;
+    size_t n = 0;
+    for (int64_t i = 0; i < len && n < cap; i++) {
+        uint32_t c = kind == 1   ? d[i]
+                     : kind == 2 ? ((const uint16_t *)d)[i]
+                     : kind == 4 ? ((const uint32_t *)d)[i]
+                                 : '?';
+        n = put_utf8(out, n, cap, c);
+    }
+    return n;
+}
+
+/* ---- Code objects -> ids -------------------------------------------------------
+ *
+ * A process-wide open-addressing table, read without locks and written under
+ * a spinlock, like the stack trie: a code object gets an id the first time
+ * one of its frames encloses an allocation, and its PY_CODE record is
+ * committed before the id becomes visible (the trie's rule). The key is the
+ * object's address plus its line table's and name's: a code object freed and
+ * another allocated at the same address is then a different key, so a stale
+ * entry can never lend its name to a new function. Tables are never freed
+ * (readers may still probe an old one).
+ */
+struct code_ent {
+    _Atomic(const void *) code;
+    const void *linetable;
+    const void *name;
+    _Atomic uint32_t id; /* 0 = empty; written last */
+};
+
+struct code_tab {
+    uint64_t mask;
+    struct code_ent e[];
+};
+
+static _Atomic(struct code_tab *) codes;
+static uint64_t codes_count;
+static uint32_t codes_next = 1;
+static _Atomic int codes_lock;
+static _Atomic uint32_t py_epoch = 1;
+
+static inline uint64_t code_hash(const void *c, const void *lt)
+{
+    uint64_t x = (uint64_t)(uintptr_t)c ^ ((uint64_t)(uintptr_t)lt << 17);
+    x ^= x >> 31;
+    x *= 0x9E3779B97F4A7C15ULL;
+    return x ^ (x >> 29);
+}
+
+static struct code_tab *codes_alloc(uint64_t slots)
+{
+    struct code_tab *t = trk_sys_mmap(sizeof(struct code_tab) + slots * sizeof(struct code_ent));
+    if (t)
+        t->mask = slots - 1;
+    return t;
+}
+
+static uint32_t codes_find(struct code_tab *tab, const void *c, const void *lt, const void *name,
+                           uint64_t *slot)
+{
+    for (uint64_t i = code_hash(c, lt) & tab->mask;; i = (i + 1) & tab->mask) {
+        uint32_t id = atomic_load_explicit(&tab->e[i].id, memory_order_acquire);
+        if (id == 0) {
+            *slot = i;
+            return 0;
+        }
+        if (atomic_load_explicit(&tab->e[i].code, memory_order_relaxed) == c &&
+            tab->e[i].linetable == lt && tab->e[i].name == name)
+            return id;
+    }
+}
+
+static void codes_put(struct code_tab *tab, uint64_t slot, const void *c, const void *lt,
+                      const void *name, uint32_t id)
+{
+    atomic_store_explicit(&tab->e[slot].code, c, memory_order_relaxed);
+    tab->e[slot].linetable = lt;
+    tab->e[slot].name = name;
+    atomic_store_explicit(&tab->e[slot].id, id, memory_order_release);
+}
+
+static void codes_spin_lock(void)
+{
+    for (;;) {
+        int expect = 0;
+        if (atomic_compare_exchange_weak_explicit(&codes_lock, &expect, 1, memory_order_acquire,
+                                                  memory_order_relaxed))
+            return;
+        sched_yield();
+    }
+}
+
+/* pre: codes_lock held, which also guards the static buffers (a hook's
+ * stack is the program's, so 4 KiB of it is better not taken). */
+static int emit_code(struct trk_thread *t, uint32_t id, const PyObject *code)
+{
+    static char name[TRK_PY_STR_MAX], file[TRK_PY_STR_MAX];
+    static uint8_t rec[TRK_REC_PY_MAX];
+    const PyObject *qn = trk_pylay.co_qualname >= 0 ? LOAD_PTR(code, trk_pylay.co_qualname)
+                                                    : LOAD_PTR(code, trk_pylay.co_name);
+    size_t nl = trk_py_str(qn, name, sizeof(name));
+    size_t fl = trk_py_str(LOAD_PTR(code, trk_pylay.co_filename), file, sizeof(file));
+    int first = LOAD_I32(code, trk_pylay.co_firstlineno);
+    uint8_t *e = trk_enc_py_code(rec, id, first > 0 ? (uint64_t)first : 0, name, nl, file, fl);
+    if (trk_ring_put(t, rec, (size_t)(e - rec)))
+        return -1;
+    trk_commit(t);
+    return 0;
+}
+
+static uint32_t code_id(struct trk_thread *t, const PyObject *code)
+{
+    const void *lt = LOAD_PTR(code, trk_pylay.co_linetable);
+    const void *name = LOAD_PTR(code, trk_pylay.co_name);
+    uint64_t slot;
+    struct code_tab *tab = atomic_load_explicit(&codes, memory_order_acquire);
+    if (!tab)
+        return 0;
+    uint32_t id = codes_find(tab, code, lt, name, &slot);
+    if (TRK_LIKELY(id))
+        return id;
+    codes_spin_lock();
+    tab = atomic_load_explicit(&codes, memory_order_relaxed);
+    id = codes_find(tab, code, lt, name, &slot);
+    if (!id) {
+        if ((codes_count + 1) * 2 > tab->mask + 1) {
+            struct code_tab *n = codes_alloc((tab->mask + 1) * 2);
+            if (!n) {
+                atomic_store_explicit(&codes_lock, 0, memory_order_release);
+                return 0;
+            }
+            for (uint64_t i = 0; i <= tab->mask; i++) {
+                uint32_t oid = atomic_load_explicit(&tab->e[i].id, memory_order_relaxed);
+                if (!oid)
+                    continue;
+                const void *oc = atomic_load_explicit(&tab->e[i].code, memory_order_relaxed);
+                uint64_t s;
+                codes_find(n, oc, tab->e[i].linetable, tab->e[i].name, &s);
+                codes_put(n, s, oc, tab->e[i].linetable, tab->e[i].name, oid);
+            }
+            atomic_store_explicit(&codes, n, memory_order_release);
+            tab = n;
+            codes_find(tab, code, lt, name, &slot);
+        }
+        if (emit_code(t, codes_next, code) == 0) {
+            id = codes_next++;
+            codes_count++;
+            codes_put(tab, slot, code, lt, name, id);
+        }
+    }
+    atomic_store_explicit(&codes_lock, 0, memory_order_release);
+    return id;
+}
+
+void trk_py_codes_reset(void)
+{
+    struct code_tab *t = codes_alloc(1u << 12);
+    if (t)
+        atomic_store(&codes, t);
+    codes_count = 0;
+    codes_next = 1;
+    atomic_store(&codes_lock, 0);
+    atomic_fetch_add(&py_epoch, 1);
+}
+
+/* ---- Frames --------------------------------------------------------------------- */
+
+const void *trk_py_top_frame(const void *ts)
+{
+    if (!ts)
+        return NULL;
+    const void *f = LOAD_PTR(ts, trk_pylay.ts_frame);
+    if (f && (trk_pylay.style == TRK_PYS_311 || trk_pylay.style == TRK_PYS_312))
+        f = LOAD_PTR(f, trk_pylay.cf_current);
+    return f;
+}
+
+/* The STACK value of one frame: its code's id and the line it is at, cached
+ * per thread by (code, instruction offset) because finding a line means
+ * scanning the code's line table. */
+static uint64_t frame_value(struct trk_thread *t, const PyObject *code, int64_t lasti)
+{
+    const void *lt = LOAD_PTR(code, trk_pylay.co_linetable);
+    uint64_t h = ((uint64_t)(uintptr_t)code >> 4) ^ ((uint64_t)lasti * 0x9E3779B1u);
+    struct trk_py_cache_ent *c = &t->pycache[(h ^ (h >> 11)) & (TRK_PY_CACHE - 1)];
+    if (c->code == code && c->lasti == lasti && c->linetable == lt)
+        return c->value;
+    uint32_t id = code_id(t, code);
+    if (!id)
+        return 0;
+    int line = lasti < 0 ? LOAD_I32(code, trk_pylay.co_firstlineno)
+                         : trk_pyapi.Code_Addr2Line((PyObject *)code, (int)lasti);
+    if (line < 0)
+        line = 0;
+    if (line > (int)TRK_PYFRAME_LINE_MAX)
+        line = TRK_PYFRAME_LINE_MAX;
+    uint64_t v = TRK_PYFRAME_BIT | ((uint64_t)id << TRK_PYFRAME_LINE_BITS) | (uint64_t)line;
+    c->code = code;
+    c->linetable = lt;
+    c->lasti = lasti;
+    c->value = v;
+    return v;
+}
+
+int trk_py_walk(struct trk_thread *t, int max)
+{
+    const void *ts = trk_pyapi.GILState_GetThisThreadState();
+    const void *f = trk_py_top_frame(ts);
+    if (!f)
+        return 0;
+    uint32_t epoch = atomic_load_explicit(&py_epoch, memory_order_relaxed);
+    if (TRK_UNLIKELY(t->py_epoch != epoch)) {
+        memset(t->pycache, 0, sizeof(t->pycache));
+        t->py_epoch = epoch;
+    }
+    const struct trk_py_layout *L = &trk_pylay;
+    const void *code_type = trk_pyapi.Code_Type;
+    int n = 0;
+    /* Bounded: a corrupt chain must not keep us here. */
+    for (int guard = 0; f && n < max && guard < 4 * TRK_DEPTH_MAX; guard++) {
+        const void *prev = LOAD_PTR(f, L->f_back);
+        if (L->f_owner >= 0 && L->owner_cstack >= 0 && LOAD_U8(f, L->f_owner) == L->owner_cstack) {
+            f = prev; /* a C-stack shim (3.12+): marks the entry frame before it */
+            continue;
+        }
+        const PyObject *code = LOAD_PTR(f, L->f_code);
+        if (!code || OB_TYPE(code) != code_type) {
+            f = prev;
+            continue;
+        }
+        int64_t lasti;
+        if (L->style == TRK_PYS_FRAMEOBJ) {
+            lasti = LOAD_I32(f, L->f_lasti);
+            if (L->lasti_units && lasti >= 0)
+                lasti *= 2;
+        } else {
+            const char *ip = LOAD_PTR(f, L->f_lasti);
+            lasti = ip - ((const char *)code + L->co_code);
+        }
+        uint64_t v = frame_value(t, code, lasti);
+        if (!v)
+            break;
+        uint8_t entry = 1;
+        if (L->f_is_entry >= 0)
+            entry = LOAD_U8(f, L->f_is_entry);
+        else if (L->owner_cstack >= 0)
+            entry = !prev || LOAD_U8(prev, L->f_owner) == L->owner_cstack;
+        t->pyv[n] = v;
+        t->pyentry[n] = entry;
+        n++;
+        f = prev;
+    }
+    return n;
+}
+
+/* ---- Hybrid stacks ----------------------------------------------------------------- */
+
+/* Native frames innermost first; each frame of the evaluation loop gives way
+ * to the Python frames it ran: the innermost Python frame up to and
+ * including the next entry frame (3.11+ runs several Python frames in one
+ * loop invocation; before that each frame had its own). Python frames left
+ * over (the native unwind was cut at its depth, or an eval frame sat in a
+ * .cold part we do not know) go at the outer end, in order. */
+static int merge(struct trk_thread *t, int nn, int np)
+{
+    uintptr_t lo = (uintptr_t)trk_pyapi.eval_lo, hi = (uintptr_t)trk_pyapi.eval_hi;
+    uintptr_t *out = t->merged;
+    int cap = (int)(sizeof(t->merged) / sizeof(t->merged[0]));
+    int k = 0, j = 0;
+    for (int i = 0; i < nn && k < cap; i++) {
+        uintptr_t ip = t->ips[i];
+        if (ip > lo && ip <= hi && j < np) {
+            do {
+                out[k++] = (uintptr_t)t->pyv[j];
+            } while (!t->pyentry[j++] && j < np && k < cap);
+            continue;
+        }
+        out[k++] = ip;
+    }
+    while (j < np && k < cap)
+        out[k++] = (uintptr_t)t->pyv[j++];
+    return k > TRK_DEPTH_MAX ? TRK_DEPTH_MAX : k;
+}
+
+int trk_py_stack(struct trk_thread *t, uint32_t *id)
+{
+    int np = trk_py_walk(t, TRK_DEPTH_MAX);
+    if (np == 0)
+        return 0;
+    if (trk_cfg.python == TRK_PY_ONLY) {
+        *id = trk_stack_intern(t, (const uintptr_t *)t->pyv, np);
+        return 1;
+    }
+    int nn = trk_stack_unwind(t, trk_cfg.depth);
+    *id = trk_stack_intern(t, t->merged, merge(t, nn, np));
+    return 1;
+}
