@@ -30,6 +30,7 @@ struct frame_key {
     const char *function, *file, *module;
     uint64_t offset;
     uint32_t line;
+    uint32_t python;
     uint32_t loc;
 };
 
@@ -123,7 +124,7 @@ static const char *intern_str(struct ctree_priv *P, const char *s, bool *err)
 
 static uint64_t loc_hash(const struct trk_location *l)
 {
-    uint64_t h = mix64(l->kind + 1);
+    uint64_t h = mix64(l->kind + 1 + ((uint64_t)l->python << 32));
     h = hash_add(h, (uint64_t)(uintptr_t)l->function);
     h = hash_add(h, (uint64_t)(uintptr_t)l->file);
     h = hash_add(h, l->line);
@@ -133,8 +134,9 @@ static uint64_t loc_hash(const struct trk_location *l)
 
 static bool loc_equal(const struct trk_location *a, const struct trk_location *b)
 {
-    return a->kind == b->kind && a->function == b->function && a->file == b->file &&
-           a->line == b->line && a->module == b->module && a->offset == b->offset;
+    return a->kind == b->kind && a->python == b->python && a->function == b->function &&
+           a->file == b->file && a->line == b->line && a->module == b->module &&
+           a->offset == b->offset;
 }
 
 /* Index of location key (strings already interned), added when new (then
@@ -177,7 +179,7 @@ static uint32_t frame_loc_slow(struct trk_ctree *t, const struct trk_frame *f)
 {
     struct ctree_priv *P = t->priv;
     bool err = false;
-    struct trk_location key = {.kind = TRK_LOC_FRAME};
+    struct trk_location key = {.kind = TRK_LOC_FRAME, .python = f->python ? 1 : 0};
     key.function = intern_str(P, f->function, &err);
     key.module = intern_str(P, f->module, &err);
     if (!f->function) {
@@ -206,12 +208,13 @@ static uint32_t frame_loc(struct trk_ctree *t, const struct trk_frame *f)
     h = hash_add(h, (uint64_t)(uintptr_t)f->module);
     h = hash_add(h, f->line);
     h = hash_add(h, off);
+    uint32_t py = f->python ? 1 : 0;
     size_t pos = SIZE_MAX;
     uint32_t e;
     while ((e = index_next(&P->frame_ix, h, &pos)) != TRK_CT_NONE) {
         const struct frame_key *k = &P->fkeys[e];
         if (k->function == f->function && k->file == f->file && k->module == f->module &&
-            k->line == f->line && k->offset == off)
+            k->line == f->line && k->offset == off && k->python == py)
             return k->loc;
     }
     uint32_t loc = frame_loc_slow(t, f);
@@ -223,6 +226,7 @@ static uint32_t frame_loc(struct trk_ctree *t, const struct trk_frame *f)
                                              .module = f->module,
                                              .offset = off,
                                              .line = f->line,
+                                             .python = py,
                                              .loc = loc};
     index_put(&P->frame_ix, pos, h, (uint32_t)P->nfkeys);
     P->nfkeys++;

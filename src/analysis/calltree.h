@@ -36,6 +36,16 @@ struct trk_frames_options {
      * jemalloc's *allocx, the tracker) are dropped from the inner end of a
      * stack unless this is set: the interesting frame is their caller. */
     int keep_allocator_frames;
+    /* In a stack with Python frames (a hybrid stack), the interpreter's own
+     * native frames (libpython*, or an executable named python[0-9.]*) are
+     * hidden, but for the innermost run of them at the allocation end
+     * (list_resize under a Python line stays); runpy's Python frames go
+     * too. Set this to show them all. Stacks without Python frames are
+     * never touched. */
+    int python_internals;
+    /* Also hide Python frames of the import machinery (importlib's
+     * _bootstrap and _bootstrap_external, frozen or not). */
+    int hide_imports;
 };
 
 /* The symbolized frames of stack `stack` of capture r, innermost first,
@@ -59,6 +69,7 @@ struct trk_location {
     const char *module;
     uint64_t offset; /* for unknown functions */
     uint32_t kind;   /* TRK_LOC_* */
+    uint32_t python; /* 1: a Python frame (function = code name, file = co_filename) */
 };
 
 enum trk_loc_kind {

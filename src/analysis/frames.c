@@ -3,11 +3,13 @@
  * frames.c - the source-level frames of one captured stack (calltree.h):
  * each return address symbolized, inlined calls expanded, innermost first,
  * and the allocator's own frames (operator new/delete, the malloc family,
- * jemalloc's *allocx) dropped from the inner end, so the first frame is the
- * code that asked for memory; the tracker's own frames go wherever they are
- * (an interposed dlopen can leave them mid-stack in older captures). Must
- * not: read events, print, or decide how frames become tree locations
- * (calltree.c does).
+ * jemalloc's *allocx, CPython's PyMem/PyObject ones) dropped from the inner
+ * end, so the first frame is the code that asked for memory; the tracker's
+ * own frames go wherever they are (an interposed dlopen can leave them
+ * mid-stack in older captures). In hybrid Python stacks it also hides the
+ * interpreter's call glue, runpy and (when asked) the import machinery
+ * (trk_frames_options). Must not: read events, print, or decide how frames
+ * become tree locations (calltree.c does).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -68,9 +70,97 @@ static bool is_alloc_function(const char *fn)
     return ends_with(fn, "allocx");
 }
 
+/* CPython's allocator entry points, the malloc family of Python objects:
+ * PyMem_Malloc, PyMem_RawRealloc, PyObject_Free, _PyObject_Malloc (pymalloc
+ * itself), _PyMem_DebugRawCalloc (PYTHONMALLOC=debug). */
+static bool is_py_alloc_function(const char *fn)
+{
+    while (*fn == '_')
+        fn++;
+    if (has_prefix(fn, "PyMem_"))
+        fn += 6;
+    else if (has_prefix(fn, "PyObject_"))
+        fn += 9;
+    else
+        return false;
+    if (has_prefix(fn, "Debug"))
+        fn += 5;
+    if (has_prefix(fn, "Raw"))
+        fn += 3;
+    return strcmp(fn, "Malloc") == 0 || strcmp(fn, "Calloc") == 0 || strcmp(fn, "Realloc") == 0 ||
+           strcmp(fn, "Free") == 0;
+}
+
 static bool is_allocator_frame(const struct trk_frame *f)
 {
-    return f->function && is_alloc_function(f->function);
+    /* A Python function called "free" is the program's own. */
+    return f->function && !f->python &&
+           (is_alloc_function(f->function) || is_py_alloc_function(f->function));
+}
+
+/* ---- Python ----------------------------------------------------------------- */
+
+static const char *base_name(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return b ? b + 1 : path;
+}
+
+/* The interpreter itself: libpython3.11.so.1.0, or an executable named
+ * python, python3, python3.11 (Debian's links libpython statically). A
+ * module that merely starts with "python" (python-foo.so) is not. */
+static bool is_interpreter_module(const char *path)
+{
+    if (!path || !*path)
+        return false;
+    const char *b = base_name(path);
+    if (has_prefix(b, "libpython"))
+        return true;
+    if (!has_prefix(b, "python"))
+        return false;
+    for (b += 6; *b; b++)
+        if ((*b < '0' || *b > '9') && *b != '.')
+            return false;
+    return true;
+}
+
+/* runpy runs `python -m mod` and -m-style entry points: two frames of
+ * plumbing above every stack of the program. */
+static bool is_runpy(const struct trk_frame *f)
+{
+    return f->file && (strcmp(f->file, "<frozen runpy>") == 0 || ends_with(f->file, "/runpy.py"));
+}
+
+static bool is_import_machinery(const struct trk_frame *f)
+{
+    return f->file && (has_prefix(f->file, "<frozen importlib") ||
+                       ends_with(f->file, "importlib/_bootstrap.py") ||
+                       ends_with(f->file, "importlib/_bootstrap_external.py"));
+}
+
+/* Where hybrid-stack hiding stands while frames come innermost first. */
+struct py_hide {
+    bool on;        /* the stack has a Python frame and internals are hidden */
+    bool alloc_end; /* still in the innermost run: interpreter frames stay */
+    bool imports;   /* hide the import machinery */
+};
+
+/* Whether frame f (not an allocator frame already dropped) is hidden. */
+static bool py_hidden(struct py_hide *h, const struct trk_frame *f)
+{
+    if (f->python) {
+        h->alloc_end = false;
+        return (h->imports && is_import_machinery(f)) || (h->on && is_runpy(f));
+    }
+    if (!h->on)
+        return false;
+    if (is_interpreter_module(f->module))
+        return !h->alloc_end;
+    /* The allocator's own frames (kept with keep_allocator_frames) and the
+     * tracker's sit below the run: they do not end it. */
+    if (!is_allocator_frame(f) && !is_tracker_module(f->module))
+        h->alloc_end = false;
+    return false;
 }
 
 static int reserve(struct trk_frame_buf *buf, size_t n)
@@ -98,6 +188,10 @@ int trk_stack_frames(const struct trk_reader *r, struct trk_symbolizer *s, uint6
     int nips = stack ? trk_reader_stack(r, stack, ips, IPS_MAX) : 0;
     bool keep = o && o->keep_allocator_frames;
     bool dropping = !keep;
+    struct py_hide py = {.alloc_end = true, .imports = o && o->hide_imports};
+    for (int i = 0; i < nips && !(o && o->python_internals); i++)
+        if (trk_ip_is_python(ips[i]))
+            py.on = true;
     for (int i = 0; i < nips; i++) {
         const struct trk_frame *fr = NULL;
         int nf = trk_symbolize(s, ips[i], &fr);
@@ -111,6 +205,8 @@ int trk_stack_frames(const struct trk_reader *r, struct trk_symbolizer *s, uint6
             if (dropping && is_allocator_frame(&fr[k]))
                 continue;
             dropping = false;
+            if ((py.on || py.imports) && py_hidden(&py, &fr[k]))
+                continue;
             if (reserve(buf, buf->n + 1) < 0)
                 return -1;
             buf->v[buf->n++] = fr[k];

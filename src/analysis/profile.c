@@ -6,9 +6,10 @@
  * the sites that mapped those bytes, when a site's figures are taken for the
  * peak, what counts as temporary, and how host memory the GPU driver
  * allocated inside GPU calls is tallied or hidden. GPU memory has its own
- * rules in profile_gpu.c. `tracker stats` is a view of this pass (stats.c).
- * Must not: read the file itself (the reader does), symbolize, allocate per
- * event, or trust event contents (sizes and addresses are arbitrary).
+ * rules in profile_gpu.c, Python's records theirs in profile_python.c.
+ * `tracker stats` is a view of this pass (stats.c). Must not: read the file
+ * itself (the reader does), symbolize, allocate per event, or trust event
+ * contents (sizes and addresses are arbitrary).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -483,6 +484,12 @@ static void on_event(struct trk_prof_ctx *c, const struct trk_event *e)
     case TRK_EV_GPU_MEMINFO:
         trk_prof_gpu_event(c, e);
         break;
+    case TRK_EV_PY_INFO:
+    case TRK_EV_PY_IMPORT:
+    case TRK_EV_PY_IMPORT_END:
+    case TRK_EV_PY_MARK:
+        trk_prof_py_event(c, e);
+        break;
     default:
         break;
     }
@@ -515,6 +522,7 @@ static int ctx_init(struct trk_prof_ctx *c, struct trk_reader *r,
     c->temp_allocs = opts && opts->temp_allocs ? opts->temp_allocs : 1;
     c->temp_ns = opts ? opts->temp_ns : 0;
     c->hide_driver = opts && opts->exclude_gpu_driver_host;
+    c->split = opts && opts->split_by_import;
     trk_imap_init(&c->maps);
     trk_imap_set_sink(&c->maps,
                       &(struct trk_imap_sink){.take = map_take, .split = map_split, .ctx = c});
@@ -531,6 +539,7 @@ static void ctx_free(struct trk_prof_ctx *c)
     if (c->live.slots)
         trk_live_map_free(&c->live);
     trk_prof_gpu_free(c);
+    trk_prof_py_free(c);
     trk_imap_free(&c->maps);
     trk_prof_tables_free(c);
     trk_prof_tl_free(&c->tl);
@@ -543,11 +552,16 @@ static void finish_totals(struct trk_prof_ctx *c, struct trk_reader *r)
     struct trk_stats *st = c->st;
     const struct trk_reader_info *in = trk_reader_info(r);
     const struct trk_reader_status *rs = trk_reader_status(r);
-    st->leaked_bytes = c->live_bytes;
-    st->leaked_allocations = trk_prof_sub_sat(trk_live_map_count(&c->live), c->hidden_blocks);
-    st->mmap_leaked_bytes = c->anon_bytes;
-    st->gpu_driver_host.leaked_bytes = c->drv_live;
-    st->gpu_driver_host.mmap_leaked_bytes = c->drv_mapped;
+    const struct trk_prof_py *py = &c->py;
+    /* A Python script's leaks are what was live when its code finished
+     * (profile_python.c took them then); otherwise what is live now. */
+    st->exit_leaked_bytes = c->live_bytes;
+    st->exit_leaked_allocations = trk_prof_sub_sat(trk_live_map_count(&c->live), c->hidden_blocks);
+    st->leaked_bytes = py->marked ? py->live_bytes : st->exit_leaked_bytes;
+    st->leaked_allocations = py->marked ? py->live_blocks : st->exit_leaked_allocations;
+    st->mmap_leaked_bytes = py->marked ? py->anon_bytes : c->anon_bytes;
+    st->gpu_driver_host.leaked_bytes = py->marked ? py->drv_live : c->drv_live;
+    st->gpu_driver_host.mmap_leaked_bytes = py->marked ? py->drv_mapped : c->drv_mapped;
     st->truncated = rs->truncated;
     st->lost_events = rs->lost_events;
     st->checksum_failures = rs->checksum_failures;
@@ -609,7 +623,7 @@ int trk_profile_compute(struct trk_reader *r, const struct trk_profile_options *
     bool oom = c->oom;
     if (!oom) {
         trk_prof_tl_export(c, out->end_t_ns);
-        if (trk_prof_export(c) < 0 || c->oom)
+        if (trk_prof_export(c) < 0 || trk_prof_py_export(c) < 0 || c->oom)
             oom = true;
     }
     ctx_free(c);
@@ -636,5 +650,8 @@ void trk_profile_free(struct trk_profile *p)
         free(p->gpu_timeline[i].driver);
     }
     free(p->gpu_timeline);
+    for (size_t i = 0; i < p->nimports; i++)
+        free(p->imports[i].module);
+    free(p->imports);
     memset(p, 0, sizeof(*p));
 }

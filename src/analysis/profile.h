@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT
  *
  * profile.h - the one-pass aggregation behind every report: per allocation
- * site (stack x thread x memory space) how much was allocated, live at the
- * peak, leaked and temporary, plus totals, a size histogram, per-thread and
- * per-allocator splits and a bounded timeline.
+ * site (stack x thread x memory space, and optionally x Python import
+ * chain) how much was allocated, live at the peak, leaked and temporary,
+ * plus totals, a size histogram, per-thread and per-allocator splits and a
+ * bounded timeline. A Python capture's leaks are taken at the script's end.
  *
  * Works on stack ids (not symbols): symbolization happens afterwards, once
  * per distinct address (symbol/symbolize.h), and frame-level trees are built
@@ -104,6 +105,10 @@ struct trk_profile_options {
      * every figure and site, as if the driver's own memory were not there
      * (totals.gpu_driver_host still tallies them). */
     bool exclude_gpu_driver_host;
+    /* Sites are split by the Python import chain open on their thread when
+     * they allocated (trk_site.import, trk_profile.imports): the flamegraph's
+     * --by-import. Off, every site has import 0. */
+    bool split_by_import;
     /* Called now and then with bytes consumed so far (progress bars); may be
      * NULL. */
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
@@ -116,7 +121,8 @@ struct trk_site_stats {
     uint64_t alloc_count, alloc_bytes; /* everything allocated here */
     uint64_t free_count;
     uint64_t peak_count, peak_bytes;
-    uint64_t leak_count, leak_bytes; /* live at the end */
+    uint64_t leak_count, leak_bytes; /* live at the end (or the script's end:
+                                      * trk_stats.leaks_at_script_end) */
     uint64_t temp_count, temp_bytes;
     uint64_t fail_count, fail_bytes; /* GPU allocations the driver refused */
 };
@@ -130,7 +136,15 @@ struct trk_site {
     uint32_t space;  /* enum trk_space */
     uint8_t kind;    /* GPU spaces: enum trk_gpu_kind; 0 in host spaces */
     uint8_t flags;   /* TRK_SITE_* */
+    uint32_t import; /* split_by_import: index into trk_profile.imports; 0 = no import */
     struct trk_site_stats s;
+};
+
+/* One import chain (split_by_import): the module being imported, inside
+ * the chain `parent` (0 = a top-level import). Entry 0 is "no import". */
+struct trk_import_ctx {
+    uint32_t parent;
+    char *module; /* owned; NULL for entry 0 */
 };
 
 struct trk_thread_info {
@@ -174,6 +188,9 @@ struct trk_profile {
      * ordinal (unknown last), each ntimeline values long. */
     struct trk_gpu_series *gpu_timeline;
     size_t ngpu_timeline;
+    /* split_by_import: the import chains sites refer to (entry 0 = none). */
+    struct trk_import_ctx *imports;
+    size_t nimports;
 };
 
 /* Reads every remaining event of r (one pass) into *out, which is zeroed

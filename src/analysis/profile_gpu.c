@@ -48,6 +48,8 @@ static struct trk_prof_gpu_dev *gpu_dev(struct trk_prof_ctx *c, uint32_t space)
         return NULL;
     }
     d->out.device = trk_space_device(space);
+    /* After the script's end nothing new can have leaked. */
+    d->leaks_taken = c->py.marked;
     g->dev[slot] = d;
     /* Keep `present` sorted so that every listing comes by ordinal. */
     unsigned i = g->npresent++;
@@ -321,6 +323,24 @@ void trk_prof_gpu_event(struct trk_prof_ctx *c, const struct trk_event *e)
 
 /* ---- End of the pass ------------------------------------------------------------------- */
 
+static void take_leaks(struct trk_prof_gpu_dev *d)
+{
+    d->out.leaked_bytes = d->live_bytes;
+    d->out.leaked_allocations = d->live_count;
+    for (unsigned k = 0; k <= TRK_GPU_KIND_MAX; k++) {
+        d->out.by_kind[k].leaked_bytes = d->kind_live[k];
+        d->out.by_kind[k].leaked_allocations = d->kind_count[k];
+    }
+    d->leaks_taken = true;
+}
+
+void trk_prof_gpu_mark(struct trk_prof_ctx *c)
+{
+    struct trk_prof_gpu *g = c->gpu;
+    for (unsigned i = 0; g && i < g->npresent; i++)
+        take_leaks(g->dev[g->present[i]]);
+}
+
 int trk_prof_gpu_finish(struct trk_prof_ctx *c)
 {
     struct trk_prof_gpu *g = c->gpu;
@@ -331,12 +351,8 @@ int trk_prof_gpu_finish(struct trk_prof_ctx *c)
         return -1;
     for (unsigned i = 0; i < g->npresent; i++) {
         struct trk_prof_gpu_dev *d = g->dev[g->present[i]];
-        d->out.leaked_bytes = d->live_bytes;
-        d->out.leaked_allocations = d->live_count;
-        for (unsigned k = 0; k <= TRK_GPU_KIND_MAX; k++) {
-            d->out.by_kind[k].leaked_bytes = d->kind_live[k];
-            d->out.by_kind[k].leaked_allocations = d->kind_count[k];
-        }
+        if (!d->leaks_taken)
+            take_leaks(d);
         c->p->peak_bytes[TRK_SPACE_GPU0 + g->present[i]] = d->out.peak_bytes;
         v[i] = d->out;
     }

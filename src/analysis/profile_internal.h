@@ -3,7 +3,8 @@
  * profile_internal.h - the state of one profile pass, shared by its files:
  * profile.c (the accounting rules of host memory, event by event),
  * profile_gpu.c (the rules of GPU memory), profile_tables.c (sites,
- * threads, mapping ids, the final export) and timeline.c (the bounded
+ * threads, mapping ids, the final export), profile_python.c (the Python
+ * records: import chains, the script-end mark) and timeline.c (the bounded
  * timeline). Must not be included outside src/analysis, nor grow anything
  * whose size depends on the number of events: the pass must stay bounded by
  * the live set plus the number of sites.
@@ -42,6 +43,9 @@ struct trk_prof_site {
      * the live values as of generation saved_gen (see trk_prof_touch). */
     uint64_t saved_count, saved_bytes;
     uint64_t saved_gen;
+    /* What it held at the Python script's end (TRK_PY_MARK_SCRIPT_END),
+     * its leak figures when the mark came; 0 for a site made after it. */
+    uint64_t mark_count, mark_bytes;
 };
 
 struct trk_prof_thread {
@@ -50,6 +54,10 @@ struct trk_prof_thread {
     bool exited;  /* THREAD_EXIT seen: a later name or start of this tid is a new thread */
     char *name;
     uint64_t nallocs; /* allocations so far: the ordinal of the temporary rule */
+    /* split_by_import: the import chain open on this thread (0 = none), and
+     * the key thread of (this thread, that chain) + 1, 0 until needed
+     * (trk_prof_key_thread). */
+    uint32_t import, keyth;
 };
 
 struct trk_prof_tid_slot {
@@ -122,6 +130,7 @@ struct trk_prof_gpu_dev {
     uint64_t kind_live[TRK_GPU_KIND_MAX + 1], kind_count[TRK_GPU_KIND_MAX + 1];
     uint64_t driver_used;          /* last driver sample */
     uint64_t *tl_live, *tl_driver; /* the timeline's series, tl.cap points each */
+    bool leaks_taken;              /* out's leak figures were set at the script's end */
 };
 
 /* Made at the first GPU event: a host-only capture pays nothing for it. */
@@ -131,6 +140,29 @@ struct trk_prof_gpu {
     bool live_ready[TRK_PROF_GPU_FAMILIES];
     uint8_t present[TRK_PROF_GPU_SLOTS]; /* slots of dev[] in use, in ascending order */
     unsigned npresent;
+};
+
+/* The Python side of a pass (profile_python.c). With split_by_import a
+ * site's key holds a "key thread" instead of the thread: one per (thread,
+ * import chain) pair, so sites split by chain while the site index and its
+ * cache stay as they are. */
+struct trk_prof_key_thread {
+    uint32_t thread, import;
+};
+
+struct trk_prof_py {
+    /* Import chains, interned by (parent, module): entry 0 is "none". */
+    struct trk_import_ctx *chains;
+    size_t nchains, chains_cap;
+    uint32_t *chain_index; /* open addressing: entry + 1, 0 = empty */
+    size_t chain_mask;
+    struct trk_prof_key_thread *keys;
+    size_t nkeys, keys_cap;
+    uint32_t *key_index; /* entry + 1 */
+    size_t key_mask;
+    /* The totals at the script's end, when it came. */
+    bool marked;
+    uint64_t live_bytes, live_blocks, anon_bytes, drv_live, drv_mapped;
 };
 
 struct trk_prof_ctx {
@@ -175,6 +207,8 @@ struct trk_prof_ctx {
     size_t npending;
 
     struct trk_prof_timeline tl;
+    bool split; /* split_by_import */
+    struct trk_prof_py py;
     bool oom;
 };
 
@@ -245,9 +279,32 @@ static inline size_t trk_prof_site_home(const struct trk_prof_ctx *c, uint64_t k
     return (size_t)(k ^ (k >> 29)) & c->site_mask;
 }
 
+/* ---- profile_python.c ---------------------------------------------------------- */
+
+/* PY_INFO, PY_IMPORT, PY_IMPORT_END, PY_MARK. */
+void trk_prof_py_event(struct trk_prof_ctx *c, const struct trk_event *e);
+/* The key thread standing for thread index ti under its open import chain
+ * (split_by_import); TRK_PROF_NONE when memory ran out. */
+uint32_t trk_prof_key_thread(struct trk_prof_ctx *c, uint32_t ti);
+/* The thread and import chain a key thread stands for. */
+void trk_prof_key_resolve(const struct trk_prof_ctx *c, uint32_t key, uint32_t *thread,
+                          uint32_t *import);
+/* Moves the import chains into c->p. Returns 0 or -1 (out of memory). */
+int trk_prof_py_export(struct trk_prof_ctx *c);
+void trk_prof_py_free(struct trk_prof_ctx *c);
+
+/* ---- Sites -------------------------------------------------------------------- */
+
+/* The site of (stack, thread index, class); with split_by_import the
+ * thread's open import chain is part of the key. */
 static inline uint32_t trk_prof_site_of(struct trk_prof_ctx *c, uint32_t thread, uint64_t stack,
                                         uint32_t cls)
 {
+    if (__builtin_expect(c->split, 0)) {
+        thread = trk_prof_key_thread(c, thread);
+        if (thread == TRK_PROF_NONE)
+            return TRK_PROF_NONE;
+    }
     uint64_t h =
         (stack ^ (uint64_t)thread << 40 ^ trk_prof_rotr(cls, 4)) * UINT64_C(0x9E3779B97F4A7C15);
     struct trk_prof_site_cache *e = &c->site_cache[h >> 56];
@@ -291,6 +348,8 @@ static inline void trk_prof_site_sub(struct trk_prof_ctx *c, struct trk_prof_sit
 
 /* GPU_ALLOC, GPU_FREE, GPU_FAIL, GPU_MAP, GPU_UNMAP, GPU_MEMINFO. */
 void trk_prof_gpu_event(struct trk_prof_ctx *c, const struct trk_event *e);
+/* The script's end: every device's leak figures are what it holds now. */
+void trk_prof_gpu_mark(struct trk_prof_ctx *c);
 /* Leak figures, and the devices' figures moved into c->st->gpu. Returns 0
  * or -1 (out of memory). */
 int trk_prof_gpu_finish(struct trk_prof_ctx *c);

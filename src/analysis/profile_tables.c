@@ -253,7 +253,8 @@ uint32_t trk_prof_site_lookup(struct trk_prof_ctx *c, uint64_t stack, uint32_t t
     struct trk_prof_site *s = &c->sites[i];
     memset(s, 0, sizeof(*s));
     s->out.stack = (uint32_t)stack;
-    s->out.thread = thread;
+    /* With split_by_import `thread` is a key thread: (thread, chain). */
+    trk_prof_key_resolve(c, thread, &s->out.thread, &s->out.import);
     s->out.space = space;
     s->out.kind = (uint8_t)(cls >> 16);
     s->out.flags = (uint8_t)(cls >> 24);
@@ -330,8 +331,8 @@ int trk_prof_export(struct trk_prof_ctx *c)
             o->peak_count = s->live_count;
             o->peak_bytes = s->live_bytes;
         }
-        o->leak_count = s->live_count;
-        o->leak_bytes = s->live_bytes;
+        o->leak_count = c->py.marked ? s->mark_count : s->live_count;
+        o->leak_bytes = c->py.marked ? s->mark_bytes : s->live_bytes;
         if (s->out.space == TRK_SPACE_HEAP && s->out.thread < p->nthreads) {
             struct trk_thread_info *t = &p->threads[s->out.thread];
             t->allocations += o->alloc_count;

@@ -3,8 +3,9 @@
  * stats.c - `tracker stats` totals as a view of the profile pass: the
  * accounting rules live in profile.c only, so the totals of every report
  * agree with `tracker stats` by construction; also the names of GPU kinds
- * and spaces that every output shares. Must not: keep rules of its own, or
- * hold more than the profile does (the live set and the sites).
+ * and spaces, and Python's version, that every output shares. Must not:
+ * keep rules of its own, or hold more than the profile does (the live set
+ * and the sites).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,21 @@ const char *trk_space_label(uint32_t space, unsigned kind, char *buf, size_t len
         snprintf(buf, len, "GPU %d %s", (int)trk_space_device(space), trk_gpu_kind_name(kind));
     else
         snprintf(buf, len, "space %u", (unsigned)space);
+    return buf;
+}
+
+const char *trk_python_version(uint64_t hex, char *buf, size_t len)
+{
+    /* PY_VERSION_HEX: major, minor, micro bytes, then the release level
+     * nibble (0xA alpha, 0xB beta, 0xC candidate, 0xF final) and serial. */
+    unsigned major = (unsigned)(hex >> 24) & 0xFF, minor = (unsigned)(hex >> 16) & 0xFF;
+    unsigned micro = (unsigned)(hex >> 8) & 0xFF, level = (unsigned)(hex >> 4) & 0xF;
+    unsigned serial = (unsigned)hex & 0xF;
+    const char *tag = level == 0xA ? "a" : level == 0xB ? "b" : level == 0xC ? "rc" : NULL;
+    if (tag)
+        snprintf(buf, len, "%u.%u.%u%s%u", major, minor, micro, tag, serial);
+    else
+        snprintf(buf, len, "%u.%u.%u", major, minor, micro);
     return buf;
 }
 

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT
  *
  * stats.h - whole-capture totals (`tracker stats`): heap, mmap, RSS, threads,
- * GPU devices and integrity, computed in one pass over a reader. Must not: print (the
- * CLI formats), or keep per-event history: memory is bounded by the live set.
+ * GPU devices, the Python interpreter and integrity, computed in one pass
+ * over a reader. Must not: print (the CLI formats), or keep per-event
+ * history: memory is bounded by the live set.
  */
 #ifndef TRK_STATS_H
 #define TRK_STATS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "format/format.h"
@@ -64,7 +66,7 @@ struct trk_stats {
     uint64_t frees;       /* FREE events of a non-NULL address, matched or not */
     uint64_t bytes_allocated;
     uint64_t peak_heap_bytes; /* highest live requested bytes */
-    uint64_t leaked_bytes;    /* live at the end */
+    uint64_t leaked_bytes;    /* live at the end (see leaks_at_script_end) */
     uint64_t leaked_allocations;
     uint64_t unmatched_frees;   /* frees of addresses not live (changed nothing) */
     uint64_t mmap_peak_bytes;   /* highest live anonymous mapped bytes */
@@ -82,6 +84,19 @@ struct trk_stats {
     uint64_t bytes_lost;
     uint64_t events;
     struct trk_alloc_stats by_allocator[TRK_ALLOC_KIND_MAX + 1]; /* index: allocator id */
+    /* Python (PY_INFO, PY_IMPORT, PY_MARK records). */
+    bool python;             /* the interpreter said hello (a PY_INFO record) */
+    uint64_t python_version; /* PY_VERSION_HEX, 0x030b02f0 for 3.11.2 */
+    uint64_t python_flags;   /* TRK_PYF_* of format.h */
+    uint64_t python_imports; /* PY_IMPORT records */
+    /* A TRK_PY_MARK_SCRIPT_END was seen: the leaked_* figures (here, per
+     * site and per thread) are what was live at that moment; frees during
+     * the interpreter's teardown still count as frees but hide no leak. */
+    bool leaks_at_script_end;
+    uint64_t script_end_ns; /* when, relative to the clock base */
+    /* Heap live at the end of the capture, whatever the mark says (what
+     * valgrind calls "in use at exit"). */
+    uint64_t exit_leaked_bytes, exit_leaked_allocations;
     struct trk_driver_host_stats gpu_driver_host;
     /* Devices with a GPU event, by ordinal (unknown last); owned, NULL when
      * none (see trk_stats_free). */
@@ -102,6 +117,10 @@ const struct trk_gpu_stats *trk_stats_gpu(const struct trk_stats *s, int32_t dev
  * "pinned_host", "async", "vmm", "imported", "array", "va_reserve",
  * "host_register"); "unknown" otherwise. */
 const char *trk_gpu_kind_name(unsigned kind);
+
+/* PY_VERSION_HEX as Python prints it: "3.11.2", "3.13.0a1", "3.12.0rc2".
+ * Returns buf. */
+const char *trk_python_version(uint64_t hex, char *buf, size_t len);
 
 /* Frees what trk_stats_compute allocated; s may be zeroed. */
 void trk_stats_free(struct trk_stats *s);

@@ -2,10 +2,10 @@
  *
  * cmd_stats.c - `tracker stats [--json] FILE`: runs the stats analysis and
  * prints it as an aligned table (a section per GPU device when there was
- * GPU memory) or as one JSON object. Owns the output formats (the JSON keys
- * are a contract with scripts and tests: "gpu" is agreed with the GPU
- * integration tests). Must not: compute anything itself (src/analysis does)
- * or exit non-zero for a merely truncated capture.
+ * GPU memory, one for the Python interpreter) or as one JSON object. Owns
+ * the output formats (the JSON keys are a contract with scripts and tests:
+ * "gpu" is agreed with the GPU integration tests). Must not: compute anything itself (src/analysis
+ * does) or exit non-zero for a merely truncated capture.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -229,6 +229,57 @@ static void json_gpu(struct trk_rjson *j, const struct trk_stats *s)
     trk_rjson_end_object(j);
 }
 
+/* How the interpreter allocated and what the capture holds of it. */
+static const char *py_allocator_text(uint64_t flags)
+{
+    if (!(flags & TRK_PYF_PYMALLOC))
+        return "malloc (PYTHONMALLOC=malloc): every object is a heap block";
+    if (flags & TRK_PYF_ALLOCATORS)
+        return "pymalloc, every object recorded (--python-allocators)";
+    return "pymalloc: small objects live in 1 MiB arenas, recorded as mappings";
+}
+
+static void print_python(const struct trk_stats *s)
+{
+    char a[96], b[32];
+    if (!s->python && !s->leaks_at_script_end)
+        return;
+    printf("\nPython\n");
+    if (s->python) {
+        printf(ROW, "Version", trk_python_version(s->python_version, b, sizeof(b)));
+        printf(ROW, "Stacks",
+               s->python_flags & TRK_PYF_NATIVE ? "hybrid: Python and native frames"
+                                                : "Python frames only");
+        printf(ROW, "Object allocator", py_allocator_text(s->python_flags));
+    }
+    printf(ROW, "Imports", grouped(s->python_imports, a, sizeof(a)));
+    if (s->leaks_at_script_end) {
+        snprintf(a, sizeof(a), "at %.3f s: leaks are what was live then",
+                 (double)s->script_end_ns / 1e9);
+        printf(ROW, "Script ended", a);
+    }
+}
+
+/* "python": the interpreter, when the capture has one. */
+static void json_python(struct trk_rjson *j, const struct trk_stats *s)
+{
+    char v[32];
+    trk_rjson_string(j, "leaks_at", s->leaks_at_script_end ? "script_end" : "exit");
+    if (!s->python && !s->leaks_at_script_end)
+        return;
+    trk_rjson_begin_object(j, "python");
+    trk_rjson_string(j, "version",
+                     s->python ? trk_python_version(s->python_version, v, sizeof(v)) : NULL);
+    trk_rjson_u64(j, "version_hex", s->python_version);
+    trk_rjson_bool(j, "native_frames", (s->python_flags & TRK_PYF_NATIVE) != 0);
+    trk_rjson_bool(j, "python_allocators", (s->python_flags & TRK_PYF_ALLOCATORS) != 0);
+    trk_rjson_bool(j, "pymalloc", (s->python_flags & TRK_PYF_PYMALLOC) != 0);
+    trk_rjson_u64(j, "imports", s->python_imports);
+    if (s->leaks_at_script_end)
+        trk_rjson_double(j, "script_end_s", (double)s->script_end_ns / 1e9);
+    trk_rjson_end_object(j);
+}
+
 static void print_table(const char *file, const struct trk_stats *s, bool gpu_only)
 {
     char a[96], b[96], c[96];
@@ -255,7 +306,12 @@ static void print_table(const char *file, const struct trk_stats *s, bool gpu_on
     printf(ROW, "Peak live", human(s->peak_heap_bytes, a, sizeof(a)));
     snprintf(c, sizeof(c), "%s in %s blocks", human(s->leaked_bytes, a, sizeof(a)),
              grouped(s->leaked_allocations, b, sizeof(b)));
-    printf(ROW, "Leaked", c);
+    printf(ROW, s->leaks_at_script_end ? "Leaked (script end)" : "Leaked", c);
+    if (s->leaks_at_script_end) {
+        snprintf(c, sizeof(c), "%s in %s blocks", human(s->exit_leaked_bytes, a, sizeof(a)),
+                 grouped(s->exit_leaked_allocations, b, sizeof(b)));
+        printf(ROW, "Live at exit", c);
+    }
     printf(ROW, "Unmatched frees", grouped(s->unmatched_frees, a, sizeof(a)));
     printf("\nAnonymous mappings (mmap family)\n");
     printf(ROW, "Peak mapped", human(s->mmap_peak_bytes, a, sizeof(a)));
@@ -277,6 +333,7 @@ static void print_table(const char *file, const struct trk_stats *s, bool gpu_on
                grouped(x->allocations, a, sizeof(a)), grouped(x->frees, b, sizeof(b)),
                short_human(x->bytes, c, sizeof(c)));
     }
+    print_python(s);
     print_gpu_table(s);
     print_driver_host(s);
 }
@@ -304,6 +361,8 @@ static void print_json(const struct trk_stats *s, bool gpu_only)
     trk_rjson_u64(&j, "peak_heap_bytes", s->peak_heap_bytes);
     trk_rjson_u64(&j, "leaked_bytes", s->leaked_bytes);
     trk_rjson_u64(&j, "leaked_allocations", s->leaked_allocations);
+    trk_rjson_u64(&j, "exit_leaked_bytes", s->exit_leaked_bytes);
+    trk_rjson_u64(&j, "exit_leaked_allocations", s->exit_leaked_allocations);
     trk_rjson_u64(&j, "unmatched_frees", s->unmatched_frees);
     trk_rjson_u64(&j, "mmap_peak_bytes", s->mmap_peak_bytes);
     trk_rjson_u64(&j, "mmap_leaked_bytes", s->mmap_leaked_bytes);
@@ -331,6 +390,7 @@ static void print_json(const struct trk_stats *s, bool gpu_only)
         trk_rjson_end_object(&j);
     }
     trk_rjson_end_object(&j);
+    json_python(&j, s);
     json_gpu(&j, s);
     trk_rjson_end_object(&j);
     trk_rjson_finish(&j);

@@ -130,16 +130,22 @@ static inline void tc_flush(struct tcap *c)
     tc_chunk(c, TRK_CHUNK_WATERMARK, 0, c->seq + 1, &none, 0);
 }
 
-/* Room for one record in stream s; tc_commit ends it. */
-static inline uint8_t *tc_room(struct tcap *c, unsigned s)
+/* Room for one record of up to need bytes in stream s; tc_commit ends it. */
+static inline uint8_t *tc_room_n(struct tcap *c, unsigned s, size_t need)
 {
     struct tc_stream *st = &c->s[s];
-    if (st->len + TRK_REC_MAX + TRK_THREAD_NAME_MAX > st->cap) {
+    while (st->len + need > st->cap) {
         st->cap = st->cap ? st->cap * 2 : 4096;
         st->buf = realloc(st->buf, st->cap);
         assert_non_null(st->buf);
     }
     return st->buf + st->len;
+}
+
+/* Room for one fixed-size record (or a thread name) in stream s. */
+static inline uint8_t *tc_room(struct tcap *c, unsigned s)
+{
+    return tc_room_n(c, s, TRK_REC_MAX + TRK_THREAD_NAME_MAX);
 }
 
 static inline void tc_commit(struct tcap *c, unsigned s, uint8_t *end)
@@ -230,6 +236,61 @@ static inline void tc_rss(struct tcap *c, unsigned s, uint64_t anon, uint64_t fi
 {
     uint8_t *p = tc_room(c, s);
     tc_commit(c, s, trk_enc_rss(p, &c->s[s].st, ++c->seq, c->ts, anon, file));
+}
+
+/* ---- Python records (docs/FORMAT.md §5) ------------------------------------ */
+
+/* A heap event of allocator `kind` (TRK_ALLOC_PYMALLOC, ...). */
+static inline void tc_alloc_kind(struct tcap *c, unsigned s, unsigned kind, uint64_t addr,
+                                 uint64_t size, uint64_t stack)
+{
+    uint8_t *p = tc_room(c, s);
+    tc_commit(c, s, trk_enc_alloc(p, &c->s[s].st, kind, ++c->seq, c->ts, addr, size, stack));
+}
+
+static inline void tc_free_kind(struct tcap *c, unsigned s, unsigned kind, uint64_t addr)
+{
+    uint8_t *p = tc_room(c, s);
+    tc_commit(c, s, trk_enc_free(p, &c->s[s].st, kind, ++c->seq, c->ts, addr));
+}
+
+/* Code object `id`: its (qualified) name, file and first line. */
+static inline void tc_py_code(struct tcap *c, unsigned s, uint64_t id, const char *name,
+                              const char *file, uint64_t firstline)
+{
+    uint8_t *p = tc_room_n(c, s, TRK_REC_PY_MAX);
+    tc_commit(c, s,
+              trk_enc_py_code(p, id, firstline, name, strlen(name), file, strlen(file)));
+}
+
+/* The stack ip of a Python frame: code object `code` at `line`. */
+static inline uint64_t tc_pyip(uint64_t code, uint32_t line)
+{
+    return TRK_PYFRAME_BIT | code << TRK_PYFRAME_LINE_BITS | line;
+}
+
+static inline void tc_py_import(struct tcap *c, unsigned s, const char *name)
+{
+    uint8_t *p = tc_room_n(c, s, TRK_REC_MAX + TRK_PY_STR_MAX);
+    tc_commit(c, s, trk_enc_py_import(p, &c->s[s].st, ++c->seq, c->ts, name, strlen(name)));
+}
+
+static inline void tc_py_import_end(struct tcap *c, unsigned s)
+{
+    uint8_t *p = tc_room(c, s);
+    tc_commit(c, s, trk_enc_py_import_end(p, &c->s[s].st, ++c->seq, c->ts));
+}
+
+static inline void tc_py_mark(struct tcap *c, unsigned s, uint64_t what)
+{
+    uint8_t *p = tc_room(c, s);
+    tc_commit(c, s, trk_enc_py_mark(p, &c->s[s].st, ++c->seq, c->ts, what));
+}
+
+static inline void tc_py_info(struct tcap *c, unsigned s, uint64_t version, uint64_t flags)
+{
+    uint8_t *p = tc_room(c, s);
+    tc_commit(c, s, trk_enc_py_info(p, &c->s[s].st, ++c->seq, c->ts, version, flags));
 }
 
 /* Finishes the file (END at c->ts) and opens a reader on a copy of it. */
