@@ -8,10 +8,15 @@
   'use strict';
   const T = (window.Trk = window.Trk || {});
 
-  // Kinds of locations, as numbered by flamegraph.c.
-  T.KINDS = ['application', 'library', 'libc/runtime', 'Python', 'GPU', 'unknown', 'process', 'other'];
-  T.K_PROCESS = 6;
-  T.K_OTHER = 7;
+  // Kinds of locations, as numbered by flamegraph_model.h (enum trk_fg_kind):
+  // 'Python' is Python code, 'Python interpreter' the interpreter's native
+  // frames; 'import' frames are --by-import's synthetic roots.
+  T.KINDS = ['application', 'library', 'libc/runtime', 'Python interpreter', 'Python', 'GPU',
+    'unknown', 'process', 'other', 'import'];
+  T.K_PYTHON = 4;
+  T.K_PROCESS = 7;
+  T.K_OTHER = 8;
+  T.K_IMPORT = 9;
 
   // Column of node ids written as deltas from the previous row.
   function undelta(col) {

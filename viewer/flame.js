@@ -18,11 +18,13 @@
     [18, 80, 62], // application
     [45, 82, 56], // library
     [212, 24, 70], // libc/runtime
-    [138, 46, 56], // Python
+    [138, 46, 56], // Python interpreter
+    [207, 62, 64], // Python code
     [272, 55, 67], // GPU
     [0, 0, 74], // unknown
     [196, 28, 78], // process / root
     [0, 0, 88], // other
+    [170, 42, 62], // import (--by-import)
   ];
   const MATCH = BASE.length * SHADES; // colour index of search matches
   const COLORS = [];

@@ -52,7 +52,9 @@
     else facts.push(['peak heap', T.bytes(root.peak_heap) + ' at ' + T.duration(root.peak_heap_t)]);
     facts.push(['allocations', T.count(sum('allocations'))]);
     facts.push(['allocated', T.bytes(sum('bytes_allocated'))]);
-    facts.push(['leaked', T.bytes(sum('leaked_bytes')) + ' in ' + T.count(sum('leaked_allocations'))]);
+    const atEnd = caps.some((c) => c.leaks_at === 'script_end') ? ' (at the script\'s end)' : '';
+    facts.push(['leaked', T.bytes(sum('leaked_bytes')) + ' in ' + T.count(sum('leaked_allocations')) + atEnd]);
+    if (root.python) facts.push(['Python', root.python]);
     facts.push(['temporary', T.count(sum('temporary_allocations'))]);
     if (sum('mmap_peak')) facts.push(['peak mmap', T.bytes(Math.max(...caps.map((c) => c.mmap_peak)))]);
     if (sum('rss_peak')) facts.push(['peak RSS', T.bytes(Math.max(...caps.map((c) => c.rss_peak)))]);
@@ -84,7 +86,9 @@
   function modeText() {
     const what = {
       peak: 'Live at the peak' + (caps.length > 1 ? ' of each process' : ''),
-      leaks: 'Still allocated at exit (leaks)',
+      leaks: caps.some((c) => c.leaks_at === 'script_end')
+        ? 'Still allocated when the Python script ended (leaks)'
+        : 'Still allocated at exit (leaks)',
       temporary: 'Temporary allocations (freed right after being made)',
       allocated: 'Everything allocated',
     }[d.select] || d.select;
@@ -92,12 +96,15 @@
       : d.spaces === 'gpu' ? ' · GPU memory, every device' : ' · GPU memory of device ' + d.spaces.slice(4);
     let s = (m.temporal ? 'Heap over a time range' : what) + where;
     if (d.inverted) s += ' · inverted: allocating frames at the top';
+    if (d.by_import) s += ' · under the Python imports open when allocated';
     $('mode').textContent = s;
   }
 
   function legend() {
     const box = $('legend');
-    for (let k = 0; k < 5; k++) {
+    // The frame kinds (application .. GPU), and imports when drawn.
+    const kinds = [0, 1, 2, 3, 4, 5].concat(d.by_import ? [T.K_IMPORT] : []);
+    for (const k of kinds) {
       const span = el('span');
       const sw = el('i');
       sw.style.background = T.kindColor(k);

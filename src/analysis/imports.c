@@ -16,8 +16,9 @@
 #include "analysis/interval_map.h"
 #include "analysis/live_map.h"
 
-#define NONE        TRK_IMPORT_NONE
-#define PENDING_MAX 1024
+#define NONE           TRK_IMPORT_NONE
+#define PENDING_MAX    1024
+#define PROGRESS_EVERY (UINT64_C(1) << 20) /* events between progress reports */
 
 struct thread_slot {
     uint32_t tid;
@@ -399,7 +400,8 @@ static void finish(struct pass *p, uint64_t end_ts)
             o->v[o->v[i].parent].cumulative_allocated_bytes += o->v[i].cumulative_allocated_bytes;
 }
 
-int trk_imports_compute(struct trk_reader *r, struct trk_imports *out)
+int trk_imports_compute(struct trk_reader *r, trk_imports_progress_fn *progress, void *ctx,
+                        struct trk_imports *out)
 {
     memset(out, 0, sizeof(*out));
     out->first_top = NONE;
@@ -420,9 +422,16 @@ int trk_imports_compute(struct trk_reader *r, struct trk_imports *out)
     trk_imap_init(&p->maps);
     trk_imap_set_sink(&p->maps, &(struct trk_imap_sink){.take = map_take, .ctx = p});
     int rc = 0;
-    while (!p->oom && (rc = trk_reader_next_batch(r, evs, BATCH)) > 0)
+    uint64_t done = 0, at, size;
+    while (!p->oom && (rc = trk_reader_next_batch(r, evs, BATCH)) > 0) {
         for (int i = 0; i < rc; i++)
             on_event(p, &evs[i]);
+        if (progress && (done += (uint64_t)rc) >= PROGRESS_EVERY) {
+            done = 0;
+            trk_reader_progress(r, &at, &size);
+            progress(ctx, at, size);
+        }
+    }
     const struct trk_reader_status *st = trk_reader_status(r);
     finish(p, st->end_seen && st->end_ts > p->last_ts ? st->end_ts : p->last_ts);
     bool oom = p->oom;

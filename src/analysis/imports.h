@@ -53,10 +53,15 @@ struct trk_imports {
     uint64_t python_version;
 };
 
+/* Called now and then with the bytes read so far (progress bars); may be
+ * NULL. */
+typedef void trk_imports_progress_fn(void *ctx, uint64_t done, uint64_t total);
+
 /* Reads every remaining event of r into *out (zeroed first). Returns 0; -1
  * on a read error (trk_reader_error(r) says why); -2 when memory ran out.
  * *out must be freed with trk_imports_free in every case. */
-int trk_imports_compute(struct trk_reader *r, struct trk_imports *out);
+int trk_imports_compute(struct trk_reader *r, trk_imports_progress_fn *progress, void *ctx,
+                        struct trk_imports *out);
 
 void trk_imports_free(struct trk_imports *x);
 

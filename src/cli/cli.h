@@ -26,6 +26,7 @@ int trk_cmd_leaks(int argc, char **argv);
 int trk_cmd_export(int argc, char **argv);
 int trk_cmd_flamegraph(int argc, char **argv);
 int trk_cmd_diff(int argc, char **argv);
+int trk_cmd_imports(int argc, char **argv);
 
 void trk_cli_usage(FILE *f);
 

@@ -325,7 +325,7 @@ int trk_cmd_export(int argc, char **argv)
                            .ncaps = set.n,
                            .select = o.select,
                            .spaces = spaces,
-                           .frames = {.keep_allocator_frames = o.ro.keep_allocator_frames},
+                           .frames = trk_report_frames(&o.ro),
                            .name = xc[0].command,
                            .exporter = exporter};
 

@@ -36,6 +36,12 @@ static void usage(FILE *f)
           "  --allocated            everything allocated (size by bytes or by count in the page)\n"
           "  --inverted             allocating frames at the root (who allocates)\n"
           "  --threads              per-thread values and a thread filter in the page\n"
+          "  --by-import            Python: each allocation under the imports open on its\n"
+          "                         thread when it was made, as synthetic root frames\n"
+          "                         (\"import torch\" > \"import torch.nn\" > its frames);\n"
+          "                         allocations outside imports keep their plain stacks.\n"
+          "                         The profile splits sites by import chain; not with\n"
+          "                         --temporal\n"
           "  --temporal             pick a time range on the chart: what was live at its\n"
           "                         highest point, or allocated in it and not freed by its\n"
           "                         end (heap only; one capture; a second pass over FILE)\n"
@@ -104,6 +110,9 @@ static int parse(int argc, char **argv, struct opts *o)
             o->fo.threads = true;
         } else if (strcmp(a, "--temporal") == 0) {
             o->fo.temporal = true;
+        } else if (strcmp(a, "--by-import") == 0) {
+            o->fo.by_import = true;
+            o->ro.by_import = true;
         } else if ((r = trk_report_opt_value(argc, argv, &i, "--threshold", &v, err,
                                              sizeof(err))) != 0) {
             char *end = NULL;
@@ -142,10 +151,13 @@ static int parse(int argc, char **argv, struct opts *o)
         return TRK_EXIT_USAGE;
     }
     if (o->fo.temporal) {
+        /* --by-import splits sites by import chain; the temporal pass finds
+         * a block's site by (stack, thread) alone. */
         const char *why = o->fo.select == TRK_SEL_TEMPORARY ? "--temporary"
                           : o->ro.all                       ? "--all"
                           : o->ro.mmap                      ? "--mmap"
                           : o->ro.gpu                       ? "--gpu or --device"
+                          : o->fo.by_import                 ? "--by-import"
                                                             : NULL;
         if (why) {
             trk_cli_error("--temporal covers the heap of one capture; it does not go with %s", why);

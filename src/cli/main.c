@@ -32,6 +32,7 @@ static const struct {
     {"export", trk_cmd_export},
     {"flamegraph", trk_cmd_flamegraph},
     {"diff", trk_cmd_diff},
+    {"imports", trk_cmd_imports},
     {"help", cmd_help},
 };
 
@@ -67,9 +68,13 @@ void trk_cli_usage(FILE *f)
         "  export --format F [options] FILE  F = pprof, speedscope, chrome-trace or folded;\n"
         "                                -o OUT|-, --peak|--leaks|--temporary|--allocated\n"
         "  diff [options] BEFORE AFTER   per-stack change of peak and leaked bytes (-n N)\n"
+        "  flamegraph [options] FILE     HTML page: flamegraph and memory timeline (-o OUT);\n"
+        "                                --by-import: each allocation under its Python imports\n"
         "      report options: --json --all (every capture of the run) --debug-dir DIR\n"
         "                      --mmap --keep-allocator-frames --temp-allocs N --temp-ms T\n"
-        "                      --no-progress\n"
+        "                      --python-internals --hide-imports --no-progress\n"
+        "  imports [--json] [--all] [--min-bytes N] FILE\n"
+        "                                memory by Python import (python -X importtime-like)\n"
         "  help                   this text\n"
         "  --version              print the version\n",
         f);

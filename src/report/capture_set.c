@@ -140,6 +140,7 @@ static int load_one(struct trk_report_capture *c, const char *path, const struct
         .temp_ns = o->temp_ns,
         .timeline_points = 2000,
         .exclude_gpu_driver_host = o->no_driver_host,
+        .split_by_import = o->by_import,
         .progress = o->progress ? on_progress : NULL,
         .progress_ctx = &pc,
     };

@@ -114,6 +114,7 @@ static void print_text(FILE *out, const struct trk_report_set *before,
     trk_rprint_headers(out, after, o);
     const struct trk_report_set *both[2] = {before, after};
     trk_rprint_torch_note(out, both, 2);
+    trk_rprint_leaks_note(out, both, 2);
     size_t changed = 0;
     while (changed < nrows && (rows[changed]->peak[0] != rows[changed]->peak[1] ||
                                rows[changed]->leaked[0] != rows[changed]->leaked[1]))

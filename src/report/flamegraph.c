@@ -165,6 +165,11 @@ static void write_caps(FILE *f, const struct trk_report_set *s)
         }
         fputs("],\"exe\":", f);
         trk_flamegraph_json_string(f, in->exe, 4096);
+        if (t->python) {
+            char v[32];
+            fprintf(f, ",\"python\":\"%s\"", trk_python_version(t->python_version, v, sizeof(v)));
+        }
+        fprintf(f, ",\"leaks_at\":\"%s\"", t->leaks_at_script_end ? "script_end" : "exit");
         fputs(",\"host\":", f);
         trk_flamegraph_json_string(f, in->host, 256);
         fprintf(f,
@@ -299,10 +304,10 @@ static int write_fixed(FILE *f, struct trk_fg_model *m, const struct trk_report_
     char label[32];
     fprintf(f,
             "{\"format\":1,\"tool\":\"tracker %s\",\"select\":\"%s\",\"inverted\":%s,"
-            "\"temporal\":%s,\"threads_on\":%s,\"spaces\":\"%s\",",
+            "\"temporal\":%s,\"threads_on\":%s,\"by_import\":%s,\"spaces\":\"%s\",",
             TRK_VERSION, trk_select_name(fo->select), fo->inverted ? "true" : "false",
             fo->temporal ? "true" : "false", fo->threads ? "true" : "false",
-            spaces_label(o, label, sizeof(label)));
+            fo->by_import ? "true" : "false", spaces_label(o, label, sizeof(label)));
     write_caps(f, s);
     if (write_timeline(f, s, o) < 0)
         return -1;

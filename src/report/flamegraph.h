@@ -33,6 +33,7 @@ struct trk_flamegraph_opts {
     bool inverted;        /* roots are the allocating frames */
     bool threads;         /* per-thread values and a thread filter in the page */
     bool temporal;        /* interval rows: time ranges chosen on the chart */
+    bool by_import;       /* under "import X" roots (set loaded with by_import; not temporal) */
     double threshold_pct; /* frames under this share of the whole merge into "other" */
     size_t max_bytes;     /* size budget of the page; 0 = under 10 MB (10^7 bytes) */
 };

@@ -4,9 +4,9 @@
  * locations interned by content, the call tree built from the profile's
  * sites (remembering each site's node, which the page needs to re-sum nodes
  * per thread and per time range and which a plain call tree does not keep),
- * colour families, thread numbering, pruning into "other" nodes and the
- * per-node sums. Must not: write JSON or print (flamegraph.c writes), or
- * read events.
+ * colour families, thread numbering, --by-import's synthetic import frames,
+ * pruning into "other" nodes and the per-node sums. Must not: write JSON or print (flamegraph.c
+ * writes), or read events.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -174,6 +174,8 @@ static enum trk_fg_kind classify(const struct trk_frame *f, const char *exe)
         "libtracker.so", "libjemalloc", "libtcmalloc", "libmimalloc", "libc++",
         "libunwind",     "libresolv",   "libnss_",     "linux-vdso",  "[vdso]"};
     const char *fn = f->function ? f->function : "";
+    if (f->python)
+        return TRK_FG_PYCODE;
     if (!f->module)
         return has_prefix(fn, "_Py") || has_prefix(fn, "Py") ? TRK_FG_PYTHON : TRK_FG_UNKNOWN;
     const char *b = base_name(f->module);
@@ -260,6 +262,28 @@ static bool site_value(const struct trk_site *site, const struct trk_report_opts
     return space && (*bytes || *count);
 }
 
+/* --by-import: the node of import chain `import` of profile p under base,
+ * one synthetic "import MODULE" frame per open import, outermost first;
+ * base itself for allocations outside imports. NONE when memory ran out. */
+static uint32_t import_node(struct trk_fg_model *m, const struct trk_profile *p, uint32_t base,
+                            uint32_t import)
+{
+    uint32_t chain[256], n = 0;
+    /* Chains are as deep as imports nest; past 256 the outermost are cut
+     * (a bound on a corrupt or cyclic table too). */
+    for (uint32_t i = import; i && i < p->nimports && n < 256; i = p->imports[i].parent)
+        chain[n++] = i;
+    uint32_t node = base;
+    char label[TRK_PY_STR_MAX + 16];
+    while (n-- > 0 && node != NONE) {
+        const char *module = p->imports[chain[n]].module;
+        snprintf(label, sizeof(label), "import %s", module ? module : "?");
+        uint32_t l = synthetic_loc(m, label, TRK_FG_IMPORT);
+        node = l == NONE ? NONE : child_of(m, node, l);
+    }
+    return node;
+}
+
 /* Adds the sites of capture ci under the root (or its process node). */
 static int add_capture(struct trk_fg_model *m, const struct trk_report_set *s, size_t ci,
                        const struct trk_report_opts *o, const struct trk_flamegraph_opts *fo)
@@ -267,9 +291,9 @@ static int add_capture(struct trk_fg_model *m, const struct trk_report_set *s, s
     const struct trk_report_capture *c = &s->v[ci];
     const struct trk_profile *p = &c->prof;
     const char *exe = trk_reader_info(c->r)->exe;
-    struct trk_frames_options fro = {.keep_allocator_frames = o->keep_allocator_frames};
+    struct trk_frames_options fro = trk_report_frames(o);
     struct trk_frame_buf fb = {0};
-    struct trk_fg_keytab by_stack = {0}; /* stack -> node: threads share stacks */
+    struct trk_fg_keytab by_stack = {0}; /* (stack, import) -> node: threads share stacks */
     uint32_t *stack_node = NULL;
     size_t sn_cap = 0;
     int rc = -1;
@@ -289,7 +313,8 @@ static int add_capture(struct trk_fg_model *m, const struct trk_report_set *s, s
         if (!site_value(site, o, fo, &bytes, &count))
             continue;
         bool added = false;
-        uint32_t e = keytab_get(&by_stack, site->stack, 0, 0, 0, &added);
+        uint32_t import = fo->by_import ? site->import : 0;
+        uint32_t e = keytab_get(&by_stack, site->stack, import, 0, 0, &added);
         if (e == NONE || grow((void **)&stack_node, &sn_cap, e + 1, sizeof(*stack_node)) < 0)
             goto out;
         if (added) {
@@ -297,7 +322,7 @@ static int add_capture(struct trk_fg_model *m, const struct trk_report_set *s, s
             int n = trk_stack_frames(c->r, c->sym, site->stack, &fro, &fb, &fr);
             if (n < 0)
                 goto out;
-            uint32_t node = base;
+            uint32_t node = import ? import_node(m, p, base, import) : base;
             for (int k = 0; k < n && node != NONE; k++) {
                 const struct trk_frame *f = fo->inverted ? &fr[k] : &fr[n - 1 - k];
                 uint32_t l = loc_of(m, f, exe);

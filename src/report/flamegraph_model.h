@@ -27,11 +27,14 @@ enum trk_fg_kind {
     TRK_FG_APP = 0,
     TRK_FG_LIB,
     TRK_FG_RUNTIME, /* libc, the loader, libstdc++, allocators */
-    TRK_FG_PYTHON,
+    TRK_FG_PYTHON,  /* the Python interpreter's native code */
+    TRK_FG_PYCODE,  /* Python code: a Python frame */
     TRK_FG_GPU,
     TRK_FG_UNKNOWN, /* no module */
-    TRK_FG_PROCESS, /* synthetic: one capture's root */
-    TRK_FG_OTHER,   /* synthetic: frames merged below the threshold */
+    /* Synthetic kinds from here on: no file, line or module. */
+    TRK_FG_PROCESS, /* one capture's root */
+    TRK_FG_OTHER,   /* frames merged below the threshold */
+    TRK_FG_IMPORT,  /* --by-import: a Python import open when the memory was allocated */
 };
 
 /* A hash from four u32 words to dense entry numbers (entries are the

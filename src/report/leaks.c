@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT
  *
  * leaks.c - `tracker leaks`: what was still allocated when the program
- * ended, grouped by symbolized stack and memory (space, and GPU kind: so
- * threads and captures of one code path add up), largest first,
- * valgrind-style, minus what the suppressions hide. Must not: decide the
+ * ended (a Python program: when its script's code finished), grouped by
+ * symbolized stack and memory (space, and GPU kind: so threads and captures
+ * of one code path add up), largest first, valgrind-style, minus what the
+ * suppressions hide. Must not: decide the
  * exit status (the command judges the totals it gets back) or read events.
  */
 #include <inttypes.h>
@@ -133,6 +134,7 @@ static void print_text(FILE *out, const struct trk_report_set *s, const struct t
     char a[32], b[32], name[16];
     trk_rprint_headers(out, s, o);
     trk_rprint_torch_note(out, &s, 1);
+    trk_rprint_leaks_note(out, &s, 1);
     for (size_t i = 0; i < nshown; i++) {
         const struct group *g = shown[i];
         bool mapped = g->space == TRK_SPACE_MMAP;
@@ -167,6 +169,8 @@ static void print_text(FILE *out, const struct trk_report_set *s, const struct t
     if (sup && sup->n)
         print_total(out, "suppressed:", tot->suppressed_bytes, tot->suppressed_count,
                     tot->suppressed_stacks);
+    if (!o->gpu)
+        trk_rprint_pymalloc_hint(out, s);
     bool used = false;
     for (size_t p = 0; sup && p < sup->n; p++) {
         const struct trk_suppression *x = &sup->v[p];
@@ -180,9 +184,19 @@ static void print_text(FILE *out, const struct trk_report_set *s, const struct t
     }
 }
 
-static void print_json(FILE *out, const struct trk_loctab *lt, const struct trk_stacktab *st,
-                       struct group *const *shown, size_t nshown)
+/* Whether a capture of s took its leaks at the Python script's end. */
+static bool at_script_end(const struct trk_report_set *s)
 {
+    for (size_t i = 0; i < s->n; i++)
+        if (s->v[i].prof.totals.leaks_at_script_end)
+            return true;
+    return false;
+}
+
+static void print_json(FILE *out, const struct trk_report_set *s, const struct trk_loctab *lt,
+                       const struct trk_stacktab *st, struct group *const *shown, size_t nshown)
+{
+    bool script_end = at_script_end(s);
     struct trk_rjson j;
     trk_rjson_init(&j, out);
     trk_rjson_begin_array(&j, NULL);
@@ -191,6 +205,10 @@ static void print_json(FILE *out, const struct trk_loctab *lt, const struct trk_
         trk_rjson_begin_object(&j, NULL);
         trk_rjson_u64(&j, "bytes", g->bytes);
         trk_rjson_u64(&j, "count", g->count);
+        /* The document is an array (scripts rely on it): each group says
+         * when its leak was taken. */
+        if (script_end)
+            trk_rjson_string(&j, "leaks_at", "script_end");
         if (g->space == TRK_SPACE_MMAP) {
             trk_rjson_string(&j, "space", "mmap");
         } else if (trk_space_is_gpu(g->space)) {
@@ -283,7 +301,7 @@ int trk_report_leaks(const struct trk_report_set *s, const struct trk_report_opt
     }
     qsort(shown, nshown, sizeof(*shown), cmp_groups);
     if (o->json)
-        print_json(out, &lt, &st, shown, nshown);
+        print_json(out, s, &lt, &st, shown, nshown);
     else
         print_text(out, s, o, &lt, &st, shown, nshown, sup, tot);
     rc = 0;

@@ -108,6 +108,7 @@ uint32_t trk_loctab_intern(struct trk_loctab *t, const struct trk_frame *f)
         .file = f->file,
         .module = f->module,
         .line = f->line,
+        .python = f->python != 0,
         /* Lines of one function merge; only an unknown function needs its
          * address to stay apart from the other unknowns. */
         .offset = f->function ? 0
@@ -122,6 +123,7 @@ uint32_t trk_loctab_intern(struct trk_loctab *t, const struct trk_frame *f)
     h = hash_str(h, module);
     h = hash_u64(h, l.line);
     h = hash_u64(h, l.offset);
+    h = hash_u64(h, l.python);
     l.hash = mix(h);
 
     if (t->n * 2 >= t->nslots && grow_slots(&t->slots, &t->nslots, t->n, t->v, sizeof(*t->v),
@@ -131,7 +133,7 @@ uint32_t trk_loctab_intern(struct trk_loctab *t, const struct trk_frame *f)
     while (t->slots[k]) {
         const struct trk_rloc *e = &t->v[t->slots[k] - 1];
         if (e->hash == l.hash && e->line == l.line && e->offset == l.offset &&
-            str_eq(e->function, l.function) &&
+            e->python == l.python && str_eq(e->function, l.function) &&
             str_eq(t->basenames ? trk_rbasename(e->file) : e->file, file) &&
             str_eq(t->basenames ? trk_rbasename(e->module) : e->module, module))
             return t->slots[k] - 1;
@@ -189,7 +191,7 @@ int trk_site_locs(struct trk_site_walker *w, const struct trk_report_capture *c,
                   const struct trk_report_opts *o, uint64_t stack, struct trk_loctab *lt,
                   const uint32_t **ids)
 {
-    struct trk_frames_options fo = {.keep_allocator_frames = o->keep_allocator_frames};
+    struct trk_frames_options fo = trk_report_frames(o);
     const struct trk_frame *frames = NULL;
     int n = stack ? trk_stack_frames(c->r, c->sym, stack, &fo, &w->fb, &frames) : 0;
     if (n < 0)

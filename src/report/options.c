@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT
  *
- * options.c - the options `tracker summary`, `tree`, `leaks`, `diff` and
- * `export` share (the memory they cover: heap, mappings, GPU devices; the
- * temporary rules; debug info), parsed in one place so that they spell and
- * check them alike. Must not: print or exit (errors come back as one-line
- * messages).
+ * options.c - the options `tracker summary`, `tree`, `leaks`, `diff`,
+ * `export` and `flamegraph` share (the memory they cover: heap, mappings,
+ * GPU devices; the temporary rules; debug info; which frames stacks show),
+ * parsed in one place so that they spell and check them alike. Must not:
+ * print or exit (errors come back as one-line messages).
  */
 #include <errno.h>
 #include <math.h>
@@ -23,6 +23,9 @@ const char trk_report_common_help[] =
     "  --no-driver-host       leave out host memory the GPU driver allocated itself\n"
     "  --keep-allocator-frames\n"
     "                         keep operator new, jemalloc and tracker frames\n"
+    "  --python-internals     keep the interpreter's own frames in Python stacks\n"
+    "                         (hidden by default but for those at the allocation)\n"
+    "  --hide-imports         hide importlib's frames in Python stacks\n"
     "  --temp-allocs N        temporary = freed before N more allocations on its thread\n"
     "                         (default 1)\n"
     "  --temp-ms T            temporary = freed within T milliseconds\n"
@@ -33,6 +36,13 @@ void trk_report_opts_init(struct trk_report_opts *o)
     memset(o, 0, sizeof(*o));
     o->temp_allocs = 1;
     o->device = -1;
+}
+
+struct trk_frames_options trk_report_frames(const struct trk_report_opts *o)
+{
+    return (struct trk_frames_options){.keep_allocator_frames = o->keep_allocator_frames,
+                                       .python_internals = o->python_internals,
+                                       .hide_imports = o->hide_imports};
 }
 
 void trk_report_opts_free(struct trk_report_opts *o)
@@ -93,6 +103,10 @@ int trk_report_parse_common(struct trk_report_opts *o, int argc, char **argv, in
         o->no_driver_host = true;
     } else if (strcmp(a, "--keep-allocator-frames") == 0) {
         o->keep_allocator_frames = true;
+    } else if (strcmp(a, "--python-internals") == 0) {
+        o->python_internals = true;
+    } else if (strcmp(a, "--hide-imports") == 0) {
+        o->hide_imports = true;
     } else if (strcmp(a, "--no-progress") == 0) {
         o->no_progress = true;
     } else if ((r = trk_report_opt_value(argc, argv, i, "--debug-dir", &v, err, errlen)) != 0) {

@@ -26,12 +26,15 @@ struct trk_report_opts {
     size_t ndebug_dirs;
     bool all; /* the whole capture set, not just FILE */
     bool keep_allocator_frames;
-    bool mmap;           /* anonymous mappings count beside the heap */
-    bool gpu;            /* --gpu, --device: GPU memory instead of host memory */
-    int32_t device;      /* --device N; -1 = every device */
-    bool no_driver_host; /* leave out host memory the GPU driver allocated */
+    bool python_internals; /* show the interpreter's frames in hybrid Python stacks */
+    bool hide_imports;     /* hide importlib's Python frames */
+    bool mmap;             /* anonymous mappings count beside the heap */
+    bool gpu;              /* --gpu, --device: GPU memory instead of host memory */
+    int32_t device;        /* --device N; -1 = every device */
+    bool no_driver_host;   /* leave out host memory the GPU driver allocated */
     bool json;
     bool no_progress;
+    bool by_import;       /* profiles split sites by Python import chain (flamegraph --by-import) */
     uint64_t temp_allocs; /* temporary rule (profile.h); default 1 */
     uint64_t temp_ns;     /* 0 = time rule off */
     /* Set by the caller. progress gets the capture being read; warn gets
@@ -60,6 +63,9 @@ int trk_report_opt_value(int argc, char **argv, int *i, const char *name, const 
 
 /* Help lines for the shared options. */
 extern const char trk_report_common_help[];
+
+/* The frame options (calltree.h) the report options ask for. */
+struct trk_frames_options trk_report_frames(const struct trk_report_opts *o);
 
 /* ---- Capture sets ------------------------------------------------------- */
 

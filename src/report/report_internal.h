@@ -25,6 +25,7 @@
 struct trk_rloc {
     const char *function, *file, *module;
     uint32_t line;
+    bool python; /* a Python frame (function = code name, file = co_filename) */
     uint64_t offset;
     uint64_t hash;
 };
@@ -67,8 +68,8 @@ static inline const uint32_t *trk_stacktab_get(const struct trk_stacktab *t, uin
 }
 void trk_stacktab_free(struct trk_stacktab *t);
 
-/* Symbolizes a site's stack into location ids (allocator frames dropped
- * unless o->keep_allocator_frames). */
+/* Symbolizes a site's stack into location ids (frames hidden as the
+ * options say: trk_report_frames). */
 struct trk_site_walker {
     struct trk_frame_buf fb;
     uint32_t *ids;
@@ -99,12 +100,19 @@ const char *trk_rfmt_delta(int64_t v, char *buf, size_t len);
 const char *trk_rloc_name(const struct trk_rloc *l, char *buf, size_t len);
 /* "function (file:line) [module]", leaving out what is unknown. */
 void trk_rprint_loc(FILE *f, const struct trk_rloc *l);
-/* {"function", "file", "line", "module"}: paths in full, function never null. */
+/* {"function", "file", "line", "module"}: paths in full, function never null;
+ * "python": true on Python frames. */
 void trk_rjson_loc(struct trk_rjson *j, const struct trk_rloc *l);
 /* One line per capture ("pid N: command - peak heap X at T s", or with
  * --gpu each selected device's peak) and a warning line for each integrity
  * problem. */
 void trk_rprint_headers(FILE *f, const struct trk_report_set *s, const struct trk_report_opts *o);
+/* One line when a capture of the n sets took its leaks at the Python
+ * script's end (trk_stats.leaks_at_script_end). */
+void trk_rprint_leaks_note(FILE *f, const struct trk_report_set *const *sets, size_t n);
+/* One line when a capture of s ran pymalloc without tracing its objects:
+ * their leaks are hidden in arenas; how to see them. */
+void trk_rprint_pymalloc_hint(FILE *f, const struct trk_report_set *s);
 /* The PyTorch caching-allocator note, one line, when any of the n sets
  * loaded PyTorch's CUDA libraries. */
 void trk_rprint_torch_note(FILE *f, const struct trk_report_set *const *sets, size_t n);

@@ -2,8 +2,9 @@
  *
  * report_text.c - the pieces every report prints the same way: byte counts,
  * location names, frames (text and JSON), the per-capture header with its
- * integrity warnings, GPU device and memory-kind names, and the PyTorch
- * note. Must not: compute figures (the report files do).
+ * integrity warnings and Python interpreter, GPU device and memory-kind
+ * names, and the PyTorch, leaks-at-script-end and pymalloc notes. Must
+ * not: compute figures (the report files do).
  */
 #include <inttypes.h>
 #include <string.h>
@@ -86,6 +87,8 @@ void trk_rjson_loc(struct trk_rjson *j, const struct trk_rloc *l)
     trk_rjson_string(j, "file", l->file);
     trk_rjson_u64(j, "line", l->line);
     trk_rjson_string(j, "module", l->module);
+    if (l->python)
+        trk_rjson_bool(j, "python", true);
     trk_rjson_end_object(j);
 }
 
@@ -159,6 +162,21 @@ static void gpu_header_line(FILE *f, const struct trk_report_capture *c,
         fprintf(f, " - no GPU memory recorded%s\n", o->device >= 0 ? " on this device" : "");
 }
 
+/* "; Python 3.11.2 (hybrid stacks, pymalloc arenas only)": what the
+ * interpreter let the capture see. */
+static void python_info(FILE *f, const struct trk_stats *t)
+{
+    char v[32];
+    if (!t->python)
+        return;
+    uint64_t fl = t->python_flags;
+    fprintf(f, "; Python %s (%s, %s)", trk_python_version(t->python_version, v, sizeof(v)),
+            fl & TRK_PYF_NATIVE ? "hybrid stacks" : "Python frames only",
+            !(fl & TRK_PYF_PYMALLOC)  ? "malloc for objects"
+            : fl & TRK_PYF_ALLOCATORS ? "pymalloc objects traced"
+                                      : "pymalloc arenas only");
+}
+
 static void header_line(FILE *f, const struct trk_report_capture *c,
                         const struct trk_report_opts *o)
 {
@@ -181,6 +199,7 @@ static void header_line(FILE *f, const struct trk_report_capture *c,
         fprintf(f, ", peak mapped %s at %.3f s",
                 trk_rfmt_bytes(p->peak_bytes[TRK_SPACE_MMAP], b, sizeof(b)),
                 (double)p->peak_t_ns[TRK_SPACE_MMAP] / 1e9);
+    python_info(f, &p->totals);
     fputc('\n', f);
 }
 
@@ -202,6 +221,39 @@ static void warning_lines(FILE *f, const struct trk_report_capture *c)
                 "broke\n",
                 c->path, trk_rfmt_grouped(t->checksum_failures + t->bad_chunks, a, sizeof(a)),
                 trk_rfmt_grouped(t->broken_streams, b, sizeof(b)));
+}
+
+void trk_rprint_leaks_note(FILE *f, const struct trk_report_set *const *sets, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        for (size_t k = 0; k < sets[i]->n; k++) {
+            const struct trk_report_capture *c = &sets[i]->v[k];
+            const struct trk_stats *t = &c->prof.totals;
+            if (!t->leaks_at_script_end)
+                continue;
+            fprintf(f,
+                    "note: leaks are what was live when the Python script ended (pid %u at "
+                    "%.3f s); frees of the interpreter's teardown do not hide them\n",
+                    t->pid, (double)t->script_end_ns / 1e9);
+            return;
+        }
+    }
+}
+
+void trk_rprint_pymalloc_hint(FILE *f, const struct trk_report_set *s)
+{
+    for (size_t k = 0; k < s->n; k++) {
+        const struct trk_stats *t = &s->v[k].prof.totals;
+        if (!t->python || !(t->python_flags & TRK_PYF_PYMALLOC) ||
+            (t->python_flags & TRK_PYF_ALLOCATORS))
+            continue;
+        fputs("hint: pymalloc's small objects were not traced: they live in 1 MiB arenas "
+              "(anonymous mappings, see --mmap), so their leaks show as arena-sized blocks; "
+              "record with `tracker run --python-allocators` (or PYTHONMALLOC=malloc) to see "
+              "each object\n",
+              f);
+        return;
+    }
 }
 
 void trk_rprint_torch_note(FILE *f, const struct trk_report_set *const *sets, size_t n)

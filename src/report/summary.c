@@ -181,6 +181,8 @@ static void print_json(FILE *out, const struct trk_report_set *s, const struct t
         trk_rjson_string(&j, "file", l->file);
         trk_rjson_u64(&j, "line", l->line);
         trk_rjson_string(&j, "module", l->module);
+        if (l->python)
+            trk_rjson_bool(&j, "python", true);
         trk_rjson_u64(&j, "own_bytes", rows[i].a->own);
         trk_rjson_u64(&j, "total_bytes", rows[i].a->total);
         trk_rjson_u64(&j, "allocations", rows[i].a->allocs);

@@ -124,6 +124,8 @@ static void json_node_fields(struct trk_rjson *j, const struct trk_ctree *t, uin
     trk_rjson_string(j, "module", l->kind == TRK_LOC_FRAME ? l->module : NULL);
     if (l->kind != TRK_LOC_FRAME)
         trk_rjson_string(j, "kind", kind_name(l->kind));
+    if (l->python)
+        trk_rjson_bool(j, "python", true);
     trk_rjson_u64(j, "self_bytes", x->self_bytes);
     trk_rjson_u64(j, "total_bytes", x->total_bytes);
     trk_rjson_u64(j, "self_count", x->self_count);
@@ -174,7 +176,7 @@ int trk_report_tree(const struct trk_report_set *s, const struct trk_report_opts
         .spaces = trk_report_spaces(o),
         .inverted = to->inverted,
         .thread = -1,
-        .frames = {.keep_allocator_frames = o->keep_allocator_frames},
+        .frames = trk_report_frames(o),
     };
     struct trk_ctree t;
     if (trk_ctree_init(&t, &co) < 0) {
@@ -199,6 +201,8 @@ int trk_report_tree(const struct trk_report_set *s, const struct trk_report_opts
     } else {
         trk_rprint_headers(out, s, o);
         trk_rprint_torch_note(out, &s, 1);
+        if (to->select == TRK_SEL_LEAKS)
+            trk_rprint_leaks_note(out, &s, 1);
         print_text(out, &t, to->select, to->threshold_pct);
     }
     trk_ctree_free(&t);

@@ -423,7 +423,7 @@ static void test_import_tree(void **state)
     import_capture(&c);
     struct trk_reader *r = tc_open(&c);
     struct trk_imports im;
-    assert_int_equal(trk_imports_compute(r, &im), 0);
+    assert_int_equal(trk_imports_compute(r, NULL, NULL, &im), 0);
     assert_true(im.python);
     assert_int_equal(im.n, 4);
     const struct trk_import *pkg = &im.v[0], *sub = &im.v[1], *other = &im.v[2], *x = &im.v[3];
@@ -465,7 +465,7 @@ static void test_import_tree(void **state)
     unsigned t = tc_thread(&c, 1, 0);
     tc_alloc(&c, t, 0x10, 10, 0);
     r = tc_open(&c);
-    assert_int_equal(trk_imports_compute(r, &im), 0);
+    assert_int_equal(trk_imports_compute(r, NULL, NULL, &im), 0);
     assert_int_equal(im.n, 0);
     assert_false(im.python);
     assert_int_equal(im.first_top, TRK_IMPORT_NONE);

@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * imports.c - `tracker imports` (imports.h): reads each capture's import
+ * tree (analysis/imports.h, a pass of its own: no profile or symbolizer is
+ * needed) and prints it like `python -X importtime`, self and cumulative
+ * bytes allocated, and self and cumulative bytes still live when the import
+ * finished, the module indented by depth, in import order; or as JSON
+ * nodes nested by "children". Walks are by links, never recursive (imports
+ * nest as deep as a program makes them). Must not: read events itself,
+ * exit, or print errors (they come back in err).
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/imports.h"
+#include "report/imports.h"
+#include "report/report_internal.h"
+
+#define NONE       TRK_IMPORT_NONE
+#define INDENT_CAP 40 /* past this depth lines stop moving right */
+
+struct icapture {
+    char *path;
+    uint32_t pid;
+    char label[200]; /* "pid N: command" */
+    struct trk_imports im;
+};
+
+struct iset {
+    struct icapture *v;
+    size_t n;
+};
+
+/* ---- Loading --------------------------------------------------------------------- */
+
+static void make_label(struct icapture *c, const struct trk_reader_info *in)
+{
+    size_t cap = sizeof(c->label);
+    int w = snprintf(c->label, cap, "pid %u:", in->pid);
+    size_t len = w > 0 ? (size_t)w : 0;
+    for (int i = 0; i < in->argc && len + 4 < cap; i++) {
+        w = snprintf(c->label + len, cap - len, " %s", in->argv[i]);
+        len = w < 0 ? len : len + (size_t)w;
+    }
+    if (len >= cap - 1)
+        strcpy(c->label + cap - 4, "...");
+    for (char *s = c->label; *s; s++) /* one line, whatever argv held */
+        if ((unsigned char)*s < 0x20)
+            *s = ' ';
+}
+
+struct progress_ctx {
+    const struct trk_imports_report_opts *o;
+    const char *path;
+};
+
+static void on_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    struct progress_ctx *p = ctx;
+    p->o->progress(p->o->progress_ctx, p->path, done, total);
+}
+
+/* Reads the import tree of the capture r (opened on path) into a new entry
+ * of s. Returns 0, -1 with err set. */
+static int load_one(struct iset *s, struct trk_reader *r, const char *path,
+                    const struct trk_imports_report_opts *o, char *err, size_t errlen)
+{
+    struct icapture *v = realloc(s->v, (s->n + 1) * sizeof(*v));
+    if (!v) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    s->v = v;
+    struct icapture *c = &v[s->n++];
+    memset(c, 0, sizeof(*c));
+    c->im.first_top = NONE;
+    c->path = strdup(path);
+    c->pid = trk_reader_info(r)->pid;
+    make_label(c, trk_reader_info(r));
+    struct progress_ctx pc = {.o = o, .path = path};
+    int rc = trk_imports_compute(r, o->progress ? on_progress : NULL, &pc, &c->im);
+    if (rc == -1) {
+        snprintf(err, errlen, "%s", trk_reader_error(r));
+        if (!*err)
+            snprintf(err, errlen, "%s: cannot read the capture", path);
+        return -1;
+    }
+    if (rc < 0 || !c->path) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    return 0;
+}
+
+static void iset_free(struct iset *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->v[i].path);
+        trk_imports_free(&s->v[i].im);
+    }
+    free(s->v);
+    memset(s, 0, sizeof(*s));
+}
+
+/* path, and with o->all its siblings of the same run (capture_set.c's rule:
+ * the name pattern and the header's session), in pid order. */
+static int load(struct iset *s, const char *path, const struct trk_imports_report_opts *o,
+                char *err, size_t errlen)
+{
+    struct trk_reader *r;
+    if (trk_reader_open(path, &r, err, errlen) < 0)
+        return -1;
+    uint64_t session = trk_reader_info(r)->session;
+    int rc = load_one(s, r, path, o, err, errlen);
+    trk_reader_close(r);
+    if (rc < 0 || !o->all)
+        return rc;
+    struct trk_capture_sibling *sib = NULL;
+    size_t nsib = 0;
+    if (trk_capture_siblings(path, &sib, &nsib) < 0) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+    }
+    for (size_t i = 0; rc == 0 && i < nsib; i++) {
+        char e[600];
+        if (trk_reader_open(sib[i].path, &r, e, sizeof(e)) < 0) {
+            if (o->warn) {
+                char msg[700];
+                snprintf(msg, sizeof(msg), "skipping %s", e);
+                o->warn(o->warn_ctx, msg);
+            }
+            continue;
+        }
+        if (trk_reader_info(r)->session == session)
+            rc = load_one(s, r, sib[i].path, o, err, errlen);
+        trk_reader_close(r);
+    }
+    trk_capture_siblings_free(sib, nsib);
+    return rc;
+}
+
+/* ---- Walking ------------------------------------------------------------------------ */
+
+static bool shown(const struct trk_imports *im, uint32_t i, uint64_t min)
+{
+    return im->v[i].cumulative_allocated_bytes >= min;
+}
+
+/* i, or the first shown sibling after it; NONE when none. */
+static uint32_t shown_from(const struct trk_imports *im, uint32_t i, uint64_t min)
+{
+    while (i != NONE && !shown(im, i, min))
+        i = im->v[i].next_sibling;
+    return i;
+}
+
+/* ---- Text ----------------------------------------------------------------------------- */
+
+static void text_capture(FILE *out, const struct icapture *c, uint64_t min, bool several)
+{
+    char a[32], b[32], d[32], e[32], v[32];
+    const struct trk_imports *im = &c->im;
+    uint64_t alloc = 0, live = 0;
+    size_t hidden = 0;
+    for (uint32_t t = im->first_top; t != NONE; t = im->v[t].next_sibling) {
+        alloc += im->v[t].cumulative_allocated_bytes;
+        live += im->v[t].cumulative_live_bytes;
+    }
+    for (size_t i = 0; i < im->n; i++)
+        hidden += !shown(im, (uint32_t)i, min);
+    fprintf(out, "%s%s - ", several ? "\n" : "", c->label);
+    if (im->python)
+        fprintf(out, "Python %s, ", trk_python_version(im->python_version, v, sizeof(v)));
+    if (!im->n) {
+        fprintf(out, "no Python imports recorded\n");
+        return;
+    }
+    fprintf(out, "%zu import%s: %s allocated while importing, %s of it live when they ended\n",
+            im->n, im->n == 1 ? "" : "s", trk_rfmt_bytes(alloc, a, sizeof(a)),
+            trk_rfmt_bytes(live, b, sizeof(b)));
+    fprintf(out, "\n%10s %11s %10s %11s  %s\n", "self alloc", "cumulative", "self live",
+            "cumul. live", "imported module");
+    /* The thread of the first import is the main one; others are named. */
+    uint32_t main_tid = im->first_top != NONE ? im->v[im->first_top].tid : 0;
+    uint32_t n = shown_from(im, im->first_top, min);
+    while (n != NONE) {
+        const struct trk_import *x = &im->v[n];
+        fprintf(out, "%10s %11s %10s %11s  ", trk_rfmt_bytes(x->allocated_bytes, a, sizeof(a)),
+                trk_rfmt_bytes(x->cumulative_allocated_bytes, b, sizeof(b)),
+                trk_rfmt_bytes(x->live_bytes, d, sizeof(d)),
+                trk_rfmt_bytes(x->cumulative_live_bytes, e, sizeof(e)));
+        unsigned ind = x->depth < INDENT_CAP ? x->depth : INDENT_CAP;
+        for (unsigned i = 0; i < ind; i++)
+            fputs("  ", out);
+        if (x->depth > INDENT_CAP)
+            fprintf(out, "[depth %u] ", x->depth);
+        fputs(x->module, out);
+        if (x->parent == NONE && x->tid != main_tid)
+            fprintf(out, " [thread %u]", x->tid);
+        if (x->unfinished)
+            fputs(" (unfinished)", out);
+        fputc('\n', out);
+        /* Pre-order: the first shown child, else the next shown sibling of
+         * the node or of its nearest ancestor that has one. */
+        uint32_t next = shown_from(im, x->first_child, min);
+        for (uint32_t up = n; next == NONE && up != NONE; up = im->v[up].parent)
+            next = shown_from(im, im->v[up].next_sibling, min);
+        n = next;
+    }
+    if (hidden)
+        fprintf(out,
+                "... %zu import%s under %s bytes cumulatively (or nested in one) left out "
+                "(--min-bytes)\n",
+                hidden, hidden == 1 ? "" : "s", trk_rfmt_grouped(min, a, sizeof(a)));
+}
+
+/* ---- JSON ------------------------------------------------------------------------------- */
+
+static void json_node(struct trk_rjson *j, const struct icapture *c, uint32_t i, bool all)
+{
+    const struct trk_import *x = &c->im.v[i];
+    trk_rjson_begin_object(j, NULL);
+    trk_rjson_string(j, "module", x->module);
+    trk_rjson_u64(j, "allocated_bytes", x->allocated_bytes);
+    trk_rjson_u64(j, "live_bytes", x->live_bytes);
+    trk_rjson_u64(j, "cumulative_allocated_bytes", x->cumulative_allocated_bytes);
+    trk_rjson_u64(j, "cumulative_live_bytes", x->cumulative_live_bytes);
+    trk_rjson_u64(j, "allocations", x->allocations);
+    if (all)
+        trk_rjson_u64(j, "pid", c->pid);
+    trk_rjson_u64(j, "thread", x->tid);
+    trk_rjson_double(j, "start_s", (double)x->start_ns / 1e9);
+    trk_rjson_double(j, "duration_s",
+                     (double)(x->end_ns > x->start_ns ? x->end_ns - x->start_ns : 0) / 1e9);
+    if (x->unfinished)
+        trk_rjson_bool(j, "unfinished", true);
+    trk_rjson_begin_array(j, "children");
+}
+
+/* The shown top-level imports of c as nodes, children nested. */
+static void json_tree(struct trk_rjson *j, const struct icapture *c, uint64_t min, bool all)
+{
+    const struct trk_imports *im = &c->im;
+    uint32_t n = shown_from(im, im->first_top, min);
+    while (n != NONE) {
+        json_node(j, c, n, all);
+        uint32_t child = shown_from(im, im->v[n].first_child, min);
+        if (child != NONE) {
+            n = child;
+            continue;
+        }
+        /* Close n and every ancestor without a shown sibling left. */
+        for (;;) {
+            trk_rjson_end_array(j);
+            trk_rjson_end_object(j);
+            uint32_t next = shown_from(im, im->v[n].next_sibling, min);
+            if (next != NONE) {
+                n = next;
+                break;
+            }
+            n = im->v[n].parent;
+            if (n == NONE)
+                break;
+        }
+    }
+}
+
+static void print_json(FILE *out, const struct iset *s, const struct trk_imports_report_opts *o)
+{
+    struct trk_rjson j;
+    char v[32];
+    trk_rjson_init(&j, out);
+    trk_rjson_begin_object(&j, NULL);
+    if (!o->all) {
+        const struct icapture *c = &s->v[0];
+        trk_rjson_u64(&j, "pid", c->pid);
+        trk_rjson_string(&j, "python_version",
+                         c->im.python ? trk_python_version(c->im.python_version, v, sizeof(v))
+                                      : NULL);
+    } else {
+        trk_rjson_begin_array(&j, "processes");
+        for (size_t i = 0; i < s->n; i++) {
+            const struct icapture *c = &s->v[i];
+            trk_rjson_begin_object(&j, NULL);
+            trk_rjson_u64(&j, "pid", c->pid);
+            trk_rjson_string(&j, "label", c->label);
+            trk_rjson_string(&j, "python_version",
+                             c->im.python ? trk_python_version(c->im.python_version, v, sizeof(v))
+                                          : NULL);
+            trk_rjson_u64(&j, "imports", c->im.n);
+            trk_rjson_end_object(&j);
+        }
+        trk_rjson_end_array(&j);
+    }
+    trk_rjson_u64(&j, "min_bytes", o->min_bytes);
+    /* Every process's trees in one list (each node names its pid with
+     * --all), so that one reader serves both forms. */
+    trk_rjson_begin_array(&j, "imports");
+    for (size_t i = 0; i < s->n; i++)
+        json_tree(&j, &s->v[i], o->min_bytes, o->all);
+    trk_rjson_end_array(&j);
+    trk_rjson_end_object(&j);
+    trk_rjson_finish(&j);
+}
+
+int trk_report_imports(const char *path, const struct trk_imports_report_opts *o, FILE *out,
+                       char *err, size_t errlen)
+{
+    struct iset s = {0};
+    if (load(&s, path, o, err, errlen) < 0) {
+        iset_free(&s);
+        return -1;
+    }
+    bool python = false;
+    for (size_t i = 0; i < s.n; i++)
+        python |= s.v[i].im.python || s.v[i].im.n > 0;
+    if (!python) {
+        snprintf(err, errlen, "%s: no Python imports recorded (no Python interpreter in %s)", path,
+                 o->all && s.n > 1 ? "these captures" : "this capture");
+        iset_free(&s);
+        return 1;
+    }
+    if (o->json) {
+        print_json(out, &s, o);
+    } else {
+        for (size_t i = 0; i < s.n; i++)
+            text_capture(out, &s.v[i], o->min_bytes, i > 0);
+        fputs("\n(self: the import itself; cumulative: with the imports it made; live: still "
+              "allocated when the import finished)\n",
+              out);
+    }
+    iset_free(&s);
+    return 0;
+}
