@@ -12,6 +12,7 @@
 #define TRK_CAPTURE_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -99,6 +100,7 @@ struct trk_thread {
     _Alignas(64) _Atomic uint64_t consumed;
     _Atomic int state;
     _Atomic int wake_sent;
+    _Atomic int in_dl; /* inside the loader's lock (unwinding, module walks): see trk_dl_enter */
 
     uint32_t stream;
     pid_t tid;
@@ -173,6 +175,38 @@ static inline void trk_leave(void)
         trk_report_nested();
     trk_tl_guard = 0;
 }
+
+/* ---- The loader's lock across fork ------------------------------------------
+ *
+ * glibc re-initialises the loader's main lock in a fork child but not the one
+ * dl_iterate_phdr takes; a thread of ours (or a hook unwinding with
+ * libunwind) inside dl_iterate_phdr at the moment another thread forks leaves
+ * it held in the child forever. So every such section is bracketed, and the
+ * forking thread waits until no other thread is inside one. Per-thread flags
+ * keep the common path free of a shared cache line. */
+extern _Atomic int trk_forking TRK_HIDDEN;
+
+static inline void trk_dl_enter(struct trk_thread *t)
+{
+    for (;;) {
+        atomic_store(&t->in_dl, 1);
+        if (TRK_LIKELY(!atomic_load(&trk_forking)))
+            return;
+        atomic_store(&t->in_dl, 0);
+        while (atomic_load(&trk_forking))
+            sched_yield();
+    }
+}
+
+static inline void trk_dl_leave(struct trk_thread *t)
+{
+    atomic_store_explicit(&t->in_dl, 0, memory_order_release);
+}
+
+/* fork prepare: returns once no other thread is in a loader section; new
+ * ones wait until trk_dl_resume. */
+void trk_dl_quiesce(void) TRK_HIDDEN;
+void trk_dl_resume(void) TRK_HIDDEN;
 
 /* ---- Ring and events (events.c) ------------------------------------------ */
 
@@ -308,7 +342,7 @@ void trk_modules_snapshot(struct trk_thread *t) TRK_HIDDEN;
 /* Forgets which objects were written (a fork child starts a new file). */
 void trk_modules_forget(void) TRK_HIDDEN;
 /* Cheap check for loads the hooks did not see (libc-internal dlopen). */
-int trk_modules_changed(void) TRK_HIDDEN;
+int trk_modules_changed(struct trk_thread *t) TRK_HIDDEN;
 void trk_modules_init(void) TRK_HIDDEN;
 /* Address range of libtracker.so's own code, for skipping its frames. */
 extern uintptr_t trk_self_lo TRK_HIDDEN, trk_self_hi TRK_HIDDEN;

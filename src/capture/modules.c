@@ -153,7 +153,9 @@ static int snap_cb(struct dl_phdr_info *info, size_t size, void *arg)
 void trk_modules_snapshot(struct trk_thread *t)
 {
     struct snap_ctx c = {.t = t, .gen = 0, .count = 0, .emit = 0, .bytes = 0};
+    trk_dl_enter(t);
     dl_iterate_phdr(snap_cb, &c);
+    trk_dl_leave(t);
 
     uint8_t buf[TRK_REC_MAX];
     c.gen = atomic_fetch_add(&generation, 1) + 1;
@@ -165,7 +167,9 @@ void trk_modules_snapshot(struct trk_thread *t)
         return;
     c.count = 0;
     c.emit = 1;
+    trk_dl_enter(t);
     dl_iterate_phdr(snap_cb, &c);
+    trk_dl_leave(t);
 }
 
 static int count_cb(struct dl_phdr_info *info, size_t size, void *arg)
@@ -177,10 +181,12 @@ static int count_cb(struct dl_phdr_info *info, size_t size, void *arg)
     return 1; /* the counters are global: the first object is enough */
 }
 
-int trk_modules_changed(void)
+int trk_modules_changed(struct trk_thread *t)
 {
     unsigned long long v[2] = {seen_adds, seen_subs};
+    trk_dl_enter(t);
     dl_iterate_phdr(count_cb, v);
+    trk_dl_leave(t);
     return v[0] != seen_adds || v[1] != seen_subs;
 }
 

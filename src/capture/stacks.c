@@ -221,7 +221,9 @@ uintptr_t trk_self_lo, trk_self_hi;
 int trk_stack_unwind(struct trk_thread *t, int max)
 {
     int want = max + 16;
+    trk_dl_enter(t);
     int n = unw_backtrace((void **)t->ips, want);
+    trk_dl_leave(t);
     /* Drop our own frames: the hook at the inner end, and the wrappers that
      * sit mid-stack when an interposed call (dlopen) allocates inside the
      * real one. The program's stack reads as if we were not there. */
@@ -252,7 +254,25 @@ uint32_t trk_stack(struct trk_thread *t)
  * seen during a real unwind attributable to a signal handler (lost). */
 void trk_stacks_thread_init(struct trk_thread *t)
 {
+    trk_dl_enter(t);
     unw_backtrace((void **)t->ips, 4);
+    trk_dl_leave(t);
+}
+
+_Atomic int trk_forking;
+
+void trk_dl_quiesce(void)
+{
+    atomic_store(&trk_forking, 1);
+    struct trk_thread *self = trk_tl_thread;
+    for (struct trk_thread *t = trk_thread_list(); t; t = t->next)
+        while (t != self && atomic_load(&t->in_dl))
+            sched_yield();
+}
+
+void trk_dl_resume(void)
+{
+    atomic_store(&trk_forking, 0);
 }
 
 void trk_stacks_fork_prepare(void)

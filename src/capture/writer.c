@@ -229,7 +229,7 @@ static void *sampler_main(void *arg)
             trk_ev_rss(t, anon, file);
         /* Loads through libc-internal dlopen (NSS, iconv, libgcc_s) bypass
          * our hook; the loader's counters reveal them within ~10 ms. */
-        if ((ticks++ * (unsigned)period) % 10 == 0 && trk_modules_changed())
+        if ((ticks++ * (unsigned)period) % 10 == 0 && trk_modules_changed(t))
             trk_modules_snapshot(t);
         if (trk_gpu_sample) /* driver-reported GPU memory, ~10 Hz (src/gpu) */
             trk_gpu_sample(t);

@@ -32,7 +32,7 @@ static void snapshot_if_changed(void)
     if (!t)
         return;
     int saved = errno;
-    if (trk_modules_changed())
+    if (trk_modules_changed(t))
         trk_modules_snapshot(t);
     errno = saved;
     trk_leave();

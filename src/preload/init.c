@@ -29,6 +29,7 @@ static void fork_prepare(void)
 {
     fork_guard = trk_tl_guard;
     trk_tl_guard = TRK_GUARD_INTERNAL;
+    trk_dl_quiesce();
     trk_stacks_fork_prepare();
     trk_writer_fork_prepare();
 }
@@ -37,6 +38,7 @@ static void fork_parent(void)
 {
     trk_writer_fork_parent();
     trk_stacks_fork_parent();
+    trk_dl_resume();
     trk_tl_guard = fork_guard;
 }
 
@@ -46,6 +48,7 @@ static void fork_child(void)
 {
     trk_writer_fork_child();
     trk_stacks_fork_child();
+    trk_dl_resume();
     int was_active = atomic_load(&trk_active);
     trk_pid = getpid();
     struct trk_thread *self = trk_tl_thread;
