@@ -2,7 +2,7 @@
  *
  * capture_set.c - loads what a report reads: FILE alone, or with --all the
  * whole capture set (FILE plus every <stem>.<pid>.bin / <stem>.<pid>.<n>.bin
- * beside it whose header carries FILE's session, docs/FORMAT.md §5), each
+ * beside it whose header carries FILE's session, docs/FORMAT.md §6), each
  * with its profile and symbolizer. Must not: print (warnings go through the
  * options' callback), or take in a file of another run that merely matches
  * the name pattern.
@@ -13,7 +13,7 @@
 
 #include "report/report_internal.h"
 
-/* Parses "<digits>.bin" or "<digits>.<digits>.bin" (docs/FORMAT.md §5). */
+/* Parses "<digits>.bin" or "<digits>.<digits>.bin" (docs/FORMAT.md §6). */
 static bool parse_suffix(const char *s, unsigned long *pid, unsigned long *n)
 {
     char *end;

@@ -87,7 +87,7 @@ struct trk_report_set {
  * ordered by pid), profiles each and prepares its symbolizer. Returns 0, or
  * -1 with a one-line message in err; *s must be freed either way. */
 /* A file beside a root capture named like a member of its set,
- * <stem>.<pid>.bin or <stem>.<pid>.<n>.bin (docs/FORMAT.md §5). */
+ * <stem>.<pid>.bin or <stem>.<pid>.<n>.bin (docs/FORMAT.md §6). */
 struct trk_capture_sibling {
     char *path;
     unsigned long pid, n; /* from the name */
