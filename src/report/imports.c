@@ -173,7 +173,7 @@ static void text_capture(FILE *out, const struct icapture *c, uint64_t min, bool
     if (im->python)
         fprintf(out, "Python %s, ", trk_python_version(im->python_version, v, sizeof(v)));
     if (!im->n) {
-        fprintf(out, "no Python imports recorded\n");
+        fprintf(out, "no imports recorded\n");
         return;
     }
     fprintf(out, "%zu import%s: %s allocated while importing, %s of it live when they ended\n",

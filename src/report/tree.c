@@ -70,11 +70,23 @@ static uint32_t next_node(const struct trk_ctree *t, uint32_t n, unsigned *depth
     return n ? t->nodes[n].next_sibling : 0;
 }
 
-static void print_text(FILE *out, const struct trk_ctree *t, enum trk_select sel, double threshold)
+/* Whether a capture of s took its leaks at the Python script's end. */
+static bool at_script_end(const struct trk_report_set *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->v[i].prof.totals.leaks_at_script_end)
+            return true;
+    return false;
+}
+
+static void print_text(FILE *out, const struct trk_ctree *t, enum trk_select sel, double threshold,
+                       bool script_end)
 {
     char a[32], b[32], c[32], name[300];
     const struct trk_ctree_node *root = &t->nodes[0];
-    fprintf(out, "\n%s: %s in %s allocations", sel_title(sel),
+    fprintf(out, "\n%s: %s in %s allocations",
+            sel == TRK_SEL_LEAKS && script_end ? "leaked (live at the script's end)"
+                                               : sel_title(sel),
             trk_rfmt_bytes(root->total_bytes, a, sizeof(a)),
             trk_rfmt_grouped(root->total_count, b, sizeof(b)));
     if (threshold > 0)
@@ -132,7 +144,8 @@ static void json_node_fields(struct trk_rjson *j, const struct trk_ctree *t, uin
     trk_rjson_u64(j, "total_count", x->total_count);
 }
 
-static void print_json(FILE *out, const struct trk_ctree *t, enum trk_select sel, bool inverted)
+static void print_json(FILE *out, const struct trk_ctree *t, enum trk_select sel, bool inverted,
+                       bool script_end)
 {
     struct trk_rjson j;
     const struct trk_ctree_node *root = &t->nodes[0];
@@ -140,6 +153,8 @@ static void print_json(FILE *out, const struct trk_ctree *t, enum trk_select sel
     trk_rjson_begin_object(&j, NULL);
     trk_rjson_string(&j, "selection", trk_select_name(sel));
     trk_rjson_bool(&j, "inverted", inverted);
+    if (sel == TRK_SEL_LEAKS)
+        trk_rjson_string(&j, "leaks_at", script_end ? "script_end" : "exit");
     trk_rjson_u64(&j, "total_bytes", root->total_bytes);
     trk_rjson_u64(&j, "total_count", root->total_count);
     trk_rjson_begin_array(&j, "children");
@@ -197,13 +212,13 @@ int trk_report_tree(const struct trk_report_set *s, const struct trk_report_opts
     if (to->threshold_pct > 0)
         trk_ctree_prune(&t, to->threshold_pct / 100.0);
     if (o->json) {
-        print_json(out, &t, to->select, to->inverted);
+        print_json(out, &t, to->select, to->inverted, at_script_end(s));
     } else {
         trk_rprint_headers(out, s, o);
         trk_rprint_torch_note(out, &s, 1);
         if (to->select == TRK_SEL_LEAKS)
             trk_rprint_leaks_note(out, &s, 1);
-        print_text(out, &t, to->select, to->threshold_pct);
+        print_text(out, &t, to->select, to->threshold_pct, at_script_end(s));
     }
     trk_ctree_free(&t);
     return 0;
