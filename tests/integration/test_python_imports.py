@@ -17,7 +17,8 @@ finished) and the cumulative figures of its subtree, within TOL: what the
 interpreter allocates itself to import a small module (finding and compiling
 it, and CPython's table of interned strings growing when an import crosses
 its threshold, some 120 KiB on 3.11). Every figure differs from every other
-by at least 1 MB, so a block counted in the wrong module cannot pass."""
+by at least 1 MB, so a block counted in the wrong module cannot pass.
+--hide-imports takes the import machinery's frames out of the stacks."""
 
 import os
 import sys
@@ -100,6 +101,40 @@ def test_import_tree(env):
     t = text(env, "imports", [out])
     for m in OWN:
         check(m in t, "%s in the text report:\n%s" % (m, t))
+
+
+
+def is_import_machinery(f):
+    return (f.get("file") or "").startswith("<frozen importlib") or \
+        (f.get("file") or "").endswith(("importlib/_bootstrap.py",
+                                         "importlib/_bootstrap_external.py"))
+
+
+def test_hide_imports(env):
+    """--hide-imports: the import machinery's frames leave every stack; the
+    module bodies (<module> of each impkg file) and the bytes stay."""
+    need_python()
+    _, out, _ = pyrun(env, ["--python", SYS_PY, fixture("imp_main.py")])
+    keep = {"impkg/beta.py": 6000001, "impkg/__init__.py": 1000001}
+    for opts in ([], ["--hide-imports"]):
+        leaks = report(env, "leaks", opts + [out])
+        for path, size in keep.items():
+            g = [x for x in leaks if x["bytes"] == size and any(
+                f["function"] == "<module>" and (f["file"] or "").endswith(path)
+                for f in x["stack"])]
+            eq(len(g), 1, "%s: leak of %d bytes in %s" % (opts, size, path))
+            machinery = [f for f in g[0]["stack"] if is_import_machinery(f)]
+            if opts:
+                eq([(f["function"], f["file"]) for f in machinery], [],
+                   "%s: import machinery frames in %s's stack" % (opts, path))
+            else:
+                check(machinery, "the import machinery's frames in %s's stack by default" % path)
+        s = report(env, "summary", opts + ["-n", "0", out])
+        rows = [r for r in s["locations"] if is_import_machinery(r)]
+        if opts:
+            eq(rows, [], "summary rows of the import machinery with --hide-imports")
+        else:
+            check(rows, "summary rows of the import machinery by default")
 
 
 if __name__ == "__main__":
