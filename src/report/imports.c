@@ -24,6 +24,7 @@ struct icapture {
     char *path;
     uint32_t pid;
     char label[200]; /* "pid N: command" */
+    bool truncated;  /* no END: open imports were closed at the last event */
     struct trk_imports im;
 };
 
@@ -90,6 +91,7 @@ static int load_one(struct iset *s, struct trk_reader *r, const char *path,
         snprintf(err, errlen, "%s: out of memory", path);
         return -1;
     }
+    c->truncated = trk_reader_status(r)->truncated;
     return 0;
 }
 
@@ -169,7 +171,13 @@ static void text_capture(FILE *out, const struct icapture *c, uint64_t min, bool
     }
     for (size_t i = 0; i < im->n; i++)
         hidden += !shown(im, (uint32_t)i, min);
-    fprintf(out, "%s%s - ", several ? "\n" : "", c->label);
+    fprintf(out, "%s", several ? "\n" : "");
+    if (c->truncated)
+        fprintf(out,
+                "warning: %s is truncated (the program was killed or is still running); "
+                "imports still open there count as unfinished\n",
+                c->path);
+    fprintf(out, "%s - ", c->label);
     if (im->python)
         fprintf(out, "Python %s, ", trk_python_version(im->python_version, v, sizeof(v)));
     if (!im->n) {
@@ -278,6 +286,7 @@ static void print_json(FILE *out, const struct iset *s, const struct trk_imports
         trk_rjson_string(&j, "python_version",
                          c->im.python ? trk_python_version(c->im.python_version, v, sizeof(v))
                                       : NULL);
+        trk_rjson_bool(&j, "truncated", c->truncated);
     } else {
         trk_rjson_begin_array(&j, "processes");
         for (size_t i = 0; i < s->n; i++) {
@@ -289,6 +298,7 @@ static void print_json(FILE *out, const struct iset *s, const struct trk_imports
                              c->im.python ? trk_python_version(c->im.python_version, v, sizeof(v))
                                           : NULL);
             trk_rjson_u64(&j, "imports", c->im.n);
+            trk_rjson_bool(&j, "truncated", c->truncated);
             trk_rjson_end_object(&j);
         }
         trk_rjson_end_array(&j);
