@@ -406,6 +406,8 @@ int trk_cmd_stats(int argc, char **argv)
             no_more_options = true;
         } else if (!no_more_options && strcmp(a, "--json") == 0) {
             json = true;
+        } else if (!no_more_options && strcmp(a, "--no-progress") == 0) {
+            /* Accepted as every report accepts it: stats draws no bar. */
         } else if (!no_more_options && strcmp(a, "--gpu") == 0) {
             gpu_only = true;
         } else if (!no_more_options && strcmp(a, "--device") == 0) {
