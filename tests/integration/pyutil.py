@@ -272,13 +272,17 @@ def build_embed(env, python=SYS_PY):
     cc = compiler()
     cflags = config_flags(python, "--cflags", "--embed")
     ldflags = config_flags(python, "--ldflags", "--embed")
-    d = os.path.join(os.path.dirname(env.tmp), "_embed")
+    d = os.path.join(os.path.dirname(env.tmp), "_embed_" + re.sub(r"\W", "_", python))
     os.makedirs(d, exist_ok=True)
     exe = os.path.join(d, "embed_python")
-    # Our -O0 after python3-config's -O2: every call a frame of its own.
+    cp = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_config_var('LIBDIR'))"],
+                        stdout=subprocess.PIPE, timeout=60)
+    libdir = cp.stdout.decode().strip()
+    # Our -O0 after python3-config's -O2: every call a frame of its own. The
+    # rpath finds a libpython outside the loader's paths (pyenv's).
     argv = ([cc] + cflags + ["-g", "-O0", "-fno-omit-frame-pointer", "-fno-inline", "-o", exe,
                              os.path.join(PROGS_SRC, "embed_python.c")]
-            + ldflags + ["-lpthread"])
+            + ldflags + ["-Wl,-rpath," + libdir, "-lpthread"])
     cp = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
     if cp.returncode != 0:
         raise Skip("cannot build the embedding program (Debian: python3-dev): %s\n%s"

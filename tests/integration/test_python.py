@@ -361,16 +361,15 @@ def test_pythonmalloc_malloc(env):
 ROUNDS, A_SIZE, B_ITEMS = 20, 330000, 40000
 
 
-def test_named_threads(env):
-    need_python()
+def check_threads(env, python):
     f = fixture("threads_named.py")
-    _, out, _ = pyrun(env, ["--python", SYS_PY, f])
+    _, out, _ = pyrun(env, ["--python", python, f])
     leaks = report(env, "leaks", [out])
     ctx = "\n" + all_leaks_text(leaks)
     a = py_at(leaks, "work_a", marker(f, "thread_a_alloc"))
     b = py_at(leaks, "work_b", marker(f, "thread_b_alloc"))
     check(len(a) == 1 and len(b) == 1, "one leak group per worker line%s" % ctx)
-    run_fn = "Thread.run" if py_version(SYS_PY) >= (3, 11) else "run"
+    run_fn = "Thread.run" if py_version(python) >= (3, 11) else "run"
     eq_all([((a[0]["bytes"], a[0]["count"]), (ROUNDS * (A_SIZE + 1), ROUNDS), "worker-a leaks"),
             ((b[0]["bytes"], b[0]["count"]), (ROUNDS * 8 * B_ITEMS, ROUNDS), "worker-b leaks"),
             ([(x["function"], os.path.basename(x["file"])) for x in a[0]["stack"]
@@ -390,11 +389,13 @@ def test_named_threads(env):
     check("worker-a" in txt and "worker-b" in txt, "thread names in the text summary:\n" + txt)
 
 
-def test_embedded_shared_libpython(env):
-    """A C program linked with the shared libpython: Python called from its
-    main thread and from a pthread through PyGILState_Ensure."""
+def test_named_threads(env):
     need_python()
-    exe = build_embed(env)
+    check_threads(env, SYS_PY)
+
+
+def check_embedded(env, python):
+    exe = build_embed(env, python)
     f = fixture("embedded.py")
     out = env.out_path()
     cp, out, v = env.run([exe, f], out=out, timeout=120)
@@ -428,6 +429,13 @@ def test_embedded_shared_libpython(env):
     eq_all(checks)
 
 
+def test_embedded_shared_libpython(env):
+    """A C program linked with the shared libpython: Python called from its
+    main thread and from a pthread through PyGILState_Ensure."""
+    need_python()
+    check_embedded(env, SYS_PY)
+
+
 # ---- CPython 3.8 - 3.13 -------------------------------------------------------------------
 
 def pyenv_interpreters():
@@ -441,8 +449,9 @@ def pyenv_interpreters():
 
 
 def test_pyenv_versions(env):
-    """The exact-line checks on every CPython 3.8-3.13 installed by pyenv
-    (shared libpython); there are none on CI machines, and then it skips."""
+    """The exact-line, thread and embedding checks on every CPython 3.8-3.13
+    installed by pyenv (shared libpython); there are none on CI machines, and
+    then it skips."""
     pys = pyenv_interpreters()
     if not pys:
         raise Skip("no pyenv CPython 3.8-3.13 under /root/.pyenv/versions")
@@ -453,6 +462,11 @@ def test_pyenv_versions(env):
             check_summary_sites(env, out, v["code_file"], python=py, ext=False,
                                 what="%s: " % os.path.basename(py))
             check_leak_sites(env, out, v["code_file"], python=py, ext=False)
+            check_threads(env, py)
+            try:
+                check_embedded(env, py)
+            except Skip as e:
+                print("%s: embedding not checked: %s" % (py, e))
         except AssertionError as e:
             failures.append("%s:\n%s" % (py, e))
     print("checked: %s" % ", ".join(os.path.basename(p) for p in pys))
