@@ -38,10 +38,9 @@ struct trk_frames_options {
     int keep_allocator_frames;
     /* In a stack with Python frames (a hybrid stack), the interpreter's own
      * native frames (libpython*, or an executable named python[0-9.]*) are
-     * hidden, but for the innermost run of them at the allocation end
-     * (list_resize under a Python line stays); runpy's Python frames go
-     * too. Set this to show them all. Stacks without Python frames are
-     * never touched. */
+     * hidden, those at the allocation too (the Python line that asked is
+     * the site); runpy's Python frames go too. Set this to show them all.
+     * Stacks without Python frames are never touched. */
     int python_internals;
     /* Also hide Python frames of the import machinery (importlib's
      * _bootstrap and _bootstrap_external, frozen or not). */

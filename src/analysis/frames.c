@@ -138,29 +138,23 @@ static bool is_import_machinery(const struct trk_frame *f)
                        ends_with(f->file, "importlib/_bootstrap_external.py"));
 }
 
-/* Where hybrid-stack hiding stands while frames come innermost first. */
+/* Where hybrid-stack hiding stands. */
 struct py_hide {
-    bool on;        /* the stack has a Python frame and internals are hidden */
-    bool alloc_end; /* still in the innermost run: interpreter frames stay */
-    bool imports;   /* hide the import machinery */
+    bool on;      /* the stack has a Python frame and internals are hidden */
+    bool imports; /* hide the import machinery */
 };
 
-/* Whether frame f (not an allocator frame already dropped) is hidden. */
-static bool py_hidden(struct py_hide *h, const struct trk_frame *f)
+/* Whether frame f (not an allocator frame already dropped) is hidden. All of
+ * the interpreter's own frames go, the ones at the allocation too: a
+ * Python user's "where" is the Python line (memray's default view), and an
+ * allocation the interpreter made for it (list_resize, PyByteArray_Resize,
+ * mostly unnamed in a stripped python3.11) belongs to that line.
+ * --python-internals brings them back. */
+static bool py_hidden(const struct py_hide *h, const struct trk_frame *f)
 {
-    if (f->python) {
-        h->alloc_end = false;
+    if (f->python)
         return (h->imports && is_import_machinery(f)) || (h->on && is_runpy(f));
-    }
-    if (!h->on)
-        return false;
-    if (is_interpreter_module(f->module))
-        return !h->alloc_end;
-    /* The allocator's own frames (kept with keep_allocator_frames) and the
-     * tracker's sit below the run: they do not end it. */
-    if (!is_allocator_frame(f) && !is_tracker_module(f->module))
-        h->alloc_end = false;
-    return false;
+    return h->on && is_interpreter_module(f->module);
 }
 
 static int reserve(struct trk_frame_buf *buf, size_t n)
@@ -188,7 +182,7 @@ int trk_stack_frames(const struct trk_reader *r, struct trk_symbolizer *s, uint6
     int nips = stack ? trk_reader_stack(r, stack, ips, IPS_MAX) : 0;
     bool keep = o && o->keep_allocator_frames;
     bool dropping = !keep;
-    struct py_hide py = {.alloc_end = true, .imports = o && o->hide_imports};
+    struct py_hide py = {.imports = o && o->hide_imports};
     for (int i = 0; i < nips && !(o && o->python_internals); i++)
         if (trk_ip_is_python(ips[i]))
             py.on = true;

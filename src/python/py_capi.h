@@ -54,14 +54,14 @@ enum trk_py_style {
 struct trk_py_layout {
     int minor;
     int style;
-    int ts_frame;    /* tstate: frame (3.8-3.10), cframe (3.11-3.12), current_frame (3.13) */
-    int cf_current;  /* _PyCFrame.current_frame (3.11-3.12) */
-    int f_back;      /* PyFrameObject (3.8-3.10) / _PyInterpreterFrame.previous */
-    int f_code;      /* PyFrameObject.f_code / _PyInterpreterFrame.f_code|f_executable */
-    int f_lasti;     /* PyFrameObject.f_lasti (int) / prev_instr|instr_ptr (pointer) */
-    int lasti_units; /* 3.10: f_lasti counts 2-byte code units */
-    int f_owner;     /* _PyInterpreterFrame.owner (char), -1 before 3.11 */
-    int f_is_entry;  /* 3.11 _PyInterpreterFrame.is_entry (bool), else -1 */
+    int ts_frame;     /* tstate: frame (3.8-3.10), cframe (3.11-3.12), current_frame (3.13) */
+    int cf_current;   /* _PyCFrame.current_frame (3.11-3.12) */
+    int f_back;       /* PyFrameObject (3.8-3.10) / _PyInterpreterFrame.previous */
+    int f_code;       /* PyFrameObject.f_code / _PyInterpreterFrame.f_code|f_executable */
+    int f_lasti;      /* PyFrameObject.f_lasti (int) / prev_instr|instr_ptr (pointer) */
+    int lasti_units;  /* 3.10: f_lasti counts 2-byte code units */
+    int f_owner;      /* _PyInterpreterFrame.owner (char), -1 before 3.11 */
+    int f_is_entry;   /* 3.11 _PyInterpreterFrame.is_entry (bool), else -1 */
     int owner_cstack; /* FRAME_OWNED_BY_CSTACK (3.12+), else -1 */
     int co_filename, co_name, co_qualname, co_firstlineno, co_linetable;
     int co_code;     /* 3.11+: first code unit (also PyCode_Type.tp_basicsize) */

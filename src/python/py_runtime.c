@@ -24,8 +24,8 @@ struct trk_py_api trk_pyapi;
 struct trk_py_layout trk_pylay;
 uint64_t trk_py_version;
 
-static int installed;    /* audit hook added */
-static int setup_state;  /* 0: waiting for the interpreter, 1: done (GIL-protected) */
+static int installed;   /* audit hook added */
+static int setup_state; /* 0: waiting for the interpreter, 1: done (GIL-protected) */
 static int in_setup;
 static int allocators_on;
 
