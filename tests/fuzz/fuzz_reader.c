@@ -57,6 +57,8 @@ static uint64_t hash_event(uint64_t h, const struct trk_event *e)
         h = mix(h, e->u.thread_name.tid);
         return mix_str(h, e->u.thread_name.name);
     }
+    if (e->type == TRK_EV_PY_IMPORT)
+        return mix_str(h, e->u.py_import.name);
     /* Every other union member starts with two uint64_t fields; narrower
      * fields after them would bring padding bytes into the hash. */
     uint64_t w[3];
