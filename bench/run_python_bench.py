@@ -208,7 +208,7 @@ def has_flag(help_text, flag):
     return re.search(re.escape(flag) + r"(?![\w-])", help_text) is not None
 
 
-def env_info(tracker, python, memray_path, memray_version, numpy_version):
+def env_info(tracker, python, memray_path, memray_version, numpy_version, load_start):
     lines = []
     try:
         with open("/proc/cpuinfo") as f:
@@ -216,11 +216,8 @@ def env_info(tracker, python, memray_path, memray_version, numpy_version):
     except OSError:
         model = "?"
     lines.append(f"- host: {platform.node()}, {os.cpu_count()} CPUs ({model}), Linux {platform.release()}")
-    try:
-        with open("/proc/loadavg") as f:
-            lines.append(f"- load average at start: {' '.join(f.read().split()[:3])}")
-    except OSError:
-        pass
+    if load_start:
+        lines.append(f"- load average at the start: {' '.join(load_start)}")
     try:
         rev = subprocess.run(["git", "-C", REPO, "describe", "--always", "--dirty"],
                              capture_output=True, text=True, timeout=10).stdout.strip()
@@ -466,7 +463,7 @@ def main():
               "memray and heaptrack reference figures in `../shared/reference/memray-baseline.md`.")
     md.append("")
     md += env_info(tracker, python, args.memray_path and os.path.abspath(args.memray_path),
-                   memray_version, numpy_version)
+                   memray_version, numpy_version, load_start)
     md.append("")
     md.append("Commands (`$P` = python, `$T` = tracker; captures are written to a scratch dir):")
     md.append("```")
