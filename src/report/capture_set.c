@@ -104,20 +104,18 @@ static void on_progress(void *ctx, uint64_t done, uint64_t total)
     p->o->progress(p->o->progress_ctx, p->path, done, total);
 }
 
-static void make_label(struct trk_report_capture *c)
+void trk_report_label(char *label, size_t cap, const struct trk_reader_info *in)
 {
-    const struct trk_reader_info *in = trk_reader_info(c->r);
-    size_t cap = sizeof(c->label);
-    int w = snprintf(c->label, cap, "pid %u:", in->pid);
+    int w = snprintf(label, cap, "pid %u:", in->pid);
     size_t len = w > 0 ? (size_t)w : 0;
     for (int i = 0; i < in->argc && len + 4 < cap; i++) {
-        w = snprintf(c->label + len, cap - len, " %s", in->argv[i]);
+        w = snprintf(label + len, cap - len, " %s", in->argv[i]);
         len = w < 0 ? len : len + (size_t)w;
     }
     if (len >= cap - 1)
-        strcpy(c->label + cap - 4, "...");
+        strcpy(label + cap - 4, "...");
     /* Command lines may hold newlines; a label is one line. */
-    for (char *s = c->label; *s; s++)
+    for (char *s = label; *s; s++)
         if ((unsigned char)*s < 0x20)
             *s = ' ';
 }
@@ -133,7 +131,7 @@ static int load_one(struct trk_report_capture *c, const char *path, const struct
     }
     if (trk_reader_open(path, &c->r, err, errlen) < 0)
         return -1;
-    make_label(c);
+    trk_report_label(c->label, sizeof(c->label), trk_reader_info(c->r));
     struct progress_ctx pc = {.o = o, .path = path};
     struct trk_profile_options po = {
         .temp_allocs = o->temp_allocs,

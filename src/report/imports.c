@@ -35,22 +35,6 @@ struct iset {
 
 /* ---- Loading --------------------------------------------------------------------- */
 
-static void make_label(struct icapture *c, const struct trk_reader_info *in)
-{
-    size_t cap = sizeof(c->label);
-    int w = snprintf(c->label, cap, "pid %u:", in->pid);
-    size_t len = w > 0 ? (size_t)w : 0;
-    for (int i = 0; i < in->argc && len + 4 < cap; i++) {
-        w = snprintf(c->label + len, cap - len, " %s", in->argv[i]);
-        len = w < 0 ? len : len + (size_t)w;
-    }
-    if (len >= cap - 1)
-        strcpy(c->label + cap - 4, "...");
-    for (char *s = c->label; *s; s++) /* one line, whatever argv held */
-        if ((unsigned char)*s < 0x20)
-            *s = ' ';
-}
-
 struct progress_ctx {
     const struct trk_imports_report_opts *o;
     const char *path;
@@ -78,7 +62,7 @@ static int load_one(struct iset *s, struct trk_reader *r, const char *path,
     c->im.first_top = NONE;
     c->path = strdup(path);
     c->pid = trk_reader_info(r)->pid;
-    make_label(c, trk_reader_info(r));
+    trk_report_label(c->label, sizeof(c->label), trk_reader_info(r));
     struct progress_ctx pc = {.o = o, .path = path};
     int rc = trk_imports_compute(r, o->progress ? on_progress : NULL, &pc, &c->im);
     if (rc == -1) {

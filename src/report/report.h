@@ -97,6 +97,8 @@ struct trk_capture_sibling {
  * belongs to the same run (header session) is the caller's check. Returns 0,
  * or -1 when memory ran out; *out is freed with trk_capture_siblings_free
  * either way. */
+/* "pid N: argv..." on one line, cut with "..." to fit cap bytes. */
+void trk_report_label(char *label, size_t cap, const struct trk_reader_info *in);
 int trk_capture_siblings(const char *root, struct trk_capture_sibling **out, size_t *nout);
 void trk_capture_siblings_free(struct trk_capture_sibling *v, size_t n);
 
