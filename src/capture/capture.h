@@ -24,6 +24,9 @@
 #define TRK_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define TRK_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define TRK_TLS         __attribute__((tls_model("initial-exec")))
+/* For a hook's shared body: trk_enter must end up inside the exported
+ * hook itself (see trk_nested_is_ours). */
+#define TRK_HOOK_INLINE __attribute__((always_inline)) static inline
 
 #define TRK_DEPTH_DEFAULT 128
 #define TRK_DEPTH_MAX     1024
@@ -144,11 +147,25 @@ int trk_threads_init(void) TRK_HIDDEN;
 /* Returns the calling thread's state with its guard set, or NULL when this
  * call must not be recorded (re-entry, tracking off, out of memory). Every
  * non-NULL return is paired with trk_leave(). */
-static inline struct trk_thread *trk_enter(void)
+extern uintptr_t trk_unw_lo TRK_HIDDEN, trk_unw_hi TRK_HIDDEN, trk_ldso_lo TRK_HIDDEN,
+    trk_ldso_hi TRK_HIDDEN;
+
+/* A call that arrives while this thread is inside a hook is lost unless our
+ * own unwinder made it: libunwind (its cache mappings) or the loader (the
+ * DTV resize libunwind's first TLS access after a dlopen causes) are the
+ * tracker's work, not the program's; anything else is a signal handler's. */
+static inline int trk_nested_is_ours(uintptr_t ra)
+{
+    return (ra >= trk_unw_lo && ra < trk_unw_hi) || (ra >= trk_ldso_lo && ra < trk_ldso_hi);
+}
+
+/* Always inlined into the hook, so that __builtin_return_address(0) is the
+ * hook's caller. */
+__attribute__((always_inline)) static inline struct trk_thread *trk_enter(void)
 {
     int g = trk_tl_guard;
     if (TRK_UNLIKELY(g)) {
-        if (g == TRK_GUARD_HOOK)
+        if (g == TRK_GUARD_HOOK && !trk_nested_is_ours((uintptr_t)__builtin_return_address(0)))
             trk_tl_nested++;
         return NULL;
     }
@@ -319,8 +336,14 @@ void trk_ev_lost(struct trk_thread *t, uint64_t count) TRK_HIDDEN;
 
 int trk_stacks_init(void) TRK_HIDDEN;
 /* Unwinds the caller's stack (skipping the tracker's own frames) and returns
- * its interned id, 0 when no stack could be taken. */
-uint32_t trk_stack(struct trk_thread *t) TRK_HIDDEN;
+ * its interned id, 0 when no stack could be taken. ra is the hook's return
+ * address; trk_stack, inlined into the hook, passes it. */
+uint32_t trk_stack_from(struct trk_thread *t, uintptr_t ra) TRK_HIDDEN;
+
+__attribute__((always_inline)) static inline uint32_t trk_stack(struct trk_thread *t)
+{
+    return trk_stack_from(t, (uintptr_t)__builtin_return_address(0));
+}
 /* Unwinds the caller's native stack into t->ips, innermost first, without
  * the tracker's own frames; returns the count (at most max). */
 int trk_stack_unwind(struct trk_thread *t, int max) TRK_HIDDEN;

@@ -13,6 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
 #include "capture/capture.h"
 
 static _Atomic uint64_t generation;
@@ -190,10 +193,15 @@ int trk_modules_changed(struct trk_thread *t)
     return v[0] != seen_adds || v[1] != seen_subs;
 }
 
-static int self_cb(struct dl_phdr_info *info, size_t size, void *arg)
+/* The address range of the object containing probe (its PT_LOAD span). */
+struct range_probe {
+    uintptr_t probe, lo, hi;
+};
+
+static int range_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
-    uintptr_t probe = (uintptr_t)arg;
+    struct range_probe *r = arg;
     uintptr_t lo = UINTPTR_MAX, hi = 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -205,18 +213,34 @@ static int self_cb(struct dl_phdr_info *info, size_t size, void *arg)
         if (a + ph->p_memsz > hi)
             hi = a + ph->p_memsz;
     }
-    if (probe >= lo && probe < hi) {
-        trk_self_lo = lo;
-        trk_self_hi = hi;
+    if (r->probe >= lo && r->probe < hi) {
+        r->lo = lo;
+        r->hi = hi;
         return 1;
     }
     return 0;
 }
+
+static void range_of(const void *probe, uintptr_t *lo, uintptr_t *hi)
+{
+    struct range_probe r = {(uintptr_t)probe, 0, 0};
+    dl_iterate_phdr(range_cb, &r);
+    *lo = r.lo;
+    *hi = r.hi;
+}
+
+uintptr_t trk_unw_lo, trk_unw_hi, trk_ldso_lo, trk_ldso_hi;
 
 void trk_modules_init(void)
 {
     ssize_t n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
     exe_len = n > 0 ? (size_t)n : 0;
     exe_path[exe_len] = 0;
-    dl_iterate_phdr(self_cb, (void *)(uintptr_t)&trk_modules_init);
+    range_of((const void *)&trk_modules_init, &trk_self_lo, &trk_self_hi);
+    /* Callers whose calls inside our hooks are the unwinder's doing, not a
+     * signal handler's: libunwind (its own cache mappings) and the dynamic
+     * loader (a DTV resize when libunwind first touches its TLS after a
+     * dlopen). See trk_enter. */
+    range_of((const void *)&unw_backtrace, &trk_unw_lo, &trk_unw_hi);
+    range_of((const void *)&_r_debug, &trk_ldso_lo, &trk_ldso_hi);
 }

@@ -236,8 +236,14 @@ int trk_stack_unwind(struct trk_thread *t, int max)
 
 _Atomic(trk_stack_provider_fn) trk_stack_provider;
 
-uint32_t trk_stack(struct trk_thread *t)
+uint32_t trk_stack_from(struct trk_thread *t, uintptr_t ra)
 {
+    /* Called by the dynamic loader (link maps, TLS blocks, a DTV being
+     * resized): libunwind's first touch of its own TLS could re-enter the
+     * loader's DTV update from inside that very update, which then frees
+     * the old DTV twice. The caller's address is the whole stack here. */
+    if (TRK_UNLIKELY(ra >= trk_ldso_lo && ra < trk_ldso_hi))
+        return trk_stack_intern(t, &ra, 1);
     /* A Python process with its frames in reach: src/python builds the
      * stack (hybrid or Python-only). One load on everybody else's path. */
     trk_stack_provider_fn p = atomic_load_explicit(&trk_stack_provider, memory_order_relaxed);

@@ -106,7 +106,7 @@ TRK_EXPORT size_t xallocx(void *p, size_t size, size_t extra, int flags)
     return r;
 }
 
-static void release(unsigned kind, void *p, size_t size, int flags)
+TRK_HOOK_INLINE void release(unsigned kind, void *p, size_t size, int flags)
 {
     if (!p)
         return;

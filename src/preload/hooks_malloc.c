@@ -59,8 +59,8 @@ TRK_EXPORT void *calloc(size_t n, size_t size)
     RECORD_ALLOC(TRK_ALLOC_CALLOC, trk_real.calloc(n, size), n * size);
 }
 
-static void free_common(unsigned kind, void *p, void (*release)(void *, size_t, size_t), size_t a,
-                        size_t b)
+TRK_HOOK_INLINE void free_common(unsigned kind, void *p, void (*release)(void *, size_t, size_t),
+                                 size_t a, size_t b)
 {
     if (!p || trk_boot_owns(p))
         return;
@@ -116,7 +116,7 @@ TRK_EXPORT void free_aligned_sized(void *p, size_t align, size_t size)
 /* realloc-like calls take their release seq before the call and their
  * acquisition seq after it (trk_ev_realloc), so address reuse by another
  * thread is ordered correctly on both sides. */
-static void *realloc_common(unsigned kind, void *p, size_t bytes)
+TRK_HOOK_INLINE void *realloc_common(unsigned kind, void *p, size_t bytes)
 {
     if (TRK_UNLIKELY(trk_boot_owns(p))) {
         void *q = malloc(bytes);

@@ -26,8 +26,8 @@ static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t
     return (void *)r;
 }
 
-static void *mmap_common(void *(*real)(void *, size_t, int, int, int, off_t), void *addr,
-                         size_t len, int prot, int flags, int fd, off_t off)
+TRK_HOOK_INLINE void *mmap_common(void *(*real)(void *, size_t, int, int, int, off_t), void *addr,
+                                  size_t len, int prot, int flags, int fd, off_t off)
 {
     if (TRK_UNLIKELY(!real))
         return sys_mmap(addr, len, prot, flags, fd, off);
