@@ -178,53 +178,85 @@ static struct trk_report_capture *add(struct trk_report_set *s)
     return &v[s->n++];
 }
 
-int trk_report_set_load(struct trk_report_set *s, const char *path, const struct trk_report_opts *o,
-                        char *err, size_t errlen)
+static int push_path(char ***paths, size_t *n, const char *p)
 {
-    memset(s, 0, sizeof(*s));
-    struct trk_report_capture *root = add(s);
-    if (!root) {
+    char **v = realloc(*paths, (*n + 1) * sizeof(*v));
+    if (!v)
+        return -1;
+    *paths = v;
+    if (!(v[*n] = strdup(p)))
+        return -1;
+    (*n)++;
+    return 0;
+}
+
+int trk_capture_set_paths(const char *path, bool all, void (*warn)(void *, const char *),
+                          void *warn_ctx, char ***paths, size_t *n, char *err, size_t errlen)
+{
+    *paths = NULL;
+    *n = 0;
+    if (push_path(paths, n, path) < 0) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    if (load_one(root, path, o, err, errlen) < 0)
-        return -1;
-    if (!o->all)
+    if (!all)
         return 0;
-
-    uint64_t session = trk_reader_info(root->r)->session;
+    struct trk_reader *r;
+    if (trk_reader_open(path, &r, err, errlen) < 0)
+        return -1;
+    uint64_t session = trk_reader_info(r)->session;
+    trk_reader_close(r);
     struct trk_capture_sibling *sib = NULL;
     size_t nsib = 0;
     int rc = trk_capture_siblings(path, &sib, &nsib);
     if (rc < 0)
         snprintf(err, errlen, "out of memory");
     for (size_t i = 0; rc == 0 && i < nsib; i++) {
-        /* Peek at the header first: a file of another run is not ours, and
-         * one we cannot open is skipped with a warning rather than failing
-         * the whole set (a child may have been killed before its header). */
-        struct trk_reader *r;
+        /* Peek at the header: a file of another run is not ours. */
         char e[600];
         if (trk_reader_open(sib[i].path, &r, e, sizeof(e)) < 0) {
-            if (o->warn) {
+            if (warn) {
                 char msg[700];
                 snprintf(msg, sizeof(msg), "skipping %s", e);
-                o->warn(o->warn_ctx, msg);
+                warn(warn_ctx, msg);
             }
             continue;
         }
         bool ours = trk_reader_info(r)->session == session;
         trk_reader_close(r);
-        if (!ours)
-            continue;
-        struct trk_report_capture *c = add(s);
-        if (!c) {
+        if (ours && push_path(paths, n, sib[i].path) < 0) {
             snprintf(err, errlen, "out of memory");
-            rc = -1;
-        } else if (load_one(c, sib[i].path, o, err, errlen) < 0) {
             rc = -1;
         }
     }
     trk_capture_siblings_free(sib, nsib);
+    return rc;
+}
+
+void trk_capture_set_paths_free(char **paths, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(paths[i]);
+    free(paths);
+}
+
+int trk_report_set_load(struct trk_report_set *s, const char *path, const struct trk_report_opts *o,
+                        char *err, size_t errlen)
+{
+    memset(s, 0, sizeof(*s));
+    char **paths;
+    size_t n;
+    int rc = trk_capture_set_paths(path, o->all, o->warn, o->warn_ctx, &paths, &n, err, errlen);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        struct trk_report_capture *c = add(s);
+        if (!c) {
+            snprintf(err, errlen, "out of memory");
+            rc = -1;
+        } else if (load_one(c, paths[i], o, err, errlen) < 0) {
+            rc = -1;
+        }
+    }
+    trk_capture_set_paths_free(paths, n);
     return rc;
 }
 

@@ -89,40 +89,23 @@ static void iset_free(struct iset *s)
     memset(s, 0, sizeof(*s));
 }
 
-/* path, and with o->all its siblings of the same run (capture_set.c's rule:
- * the name pattern and the header's session), in pid order. */
+/* path, and with o->all the other captures of its run (capture_set.c). */
 static int load(struct iset *s, const char *path, const struct trk_imports_report_opts *o,
                 char *err, size_t errlen)
 {
-    struct trk_reader *r;
-    if (trk_reader_open(path, &r, err, errlen) < 0)
-        return -1;
-    uint64_t session = trk_reader_info(r)->session;
-    int rc = load_one(s, r, path, o, err, errlen);
-    trk_reader_close(r);
-    if (rc < 0 || !o->all)
-        return rc;
-    struct trk_capture_sibling *sib = NULL;
-    size_t nsib = 0;
-    if (trk_capture_siblings(path, &sib, &nsib) < 0) {
-        snprintf(err, errlen, "out of memory");
-        rc = -1;
-    }
-    for (size_t i = 0; rc == 0 && i < nsib; i++) {
-        char e[600];
-        if (trk_reader_open(sib[i].path, &r, e, sizeof(e)) < 0) {
-            if (o->warn) {
-                char msg[700];
-                snprintf(msg, sizeof(msg), "skipping %s", e);
-                o->warn(o->warn_ctx, msg);
-            }
-            continue;
+    char **paths;
+    size_t n;
+    int rc = trk_capture_set_paths(path, o->all, o->warn, o->warn_ctx, &paths, &n, err, errlen);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        struct trk_reader *r;
+        if (trk_reader_open(paths[i], &r, err, errlen) < 0) {
+            rc = -1;
+            break;
         }
-        if (trk_reader_info(r)->session == session)
-            rc = load_one(s, r, sib[i].path, o, err, errlen);
+        rc = load_one(s, r, paths[i], o, err, errlen);
         trk_reader_close(r);
     }
-    trk_capture_siblings_free(sib, nsib);
+    trk_capture_set_paths_free(paths, n);
     return rc;
 }
 

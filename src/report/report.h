@@ -83,9 +83,6 @@ struct trk_report_set {
     size_t n;
 };
 
-/* Opens path (and with o->all its sibling captures of the same session,
- * ordered by pid), profiles each and prepares its symbolizer. Returns 0, or
- * -1 with a one-line message in err; *s must be freed either way. */
 /* A file beside a root capture named like a member of its set,
  * <stem>.<pid>.bin or <stem>.<pid>.<n>.bin (docs/FORMAT.md §6). */
 struct trk_capture_sibling {
@@ -97,11 +94,24 @@ struct trk_capture_sibling {
  * belongs to the same run (header session) is the caller's check. Returns 0,
  * or -1 when memory ran out; *out is freed with trk_capture_siblings_free
  * either way. */
-/* "pid N: argv..." on one line, cut with "..." to fit cap bytes. */
-void trk_report_label(char *label, size_t cap, const struct trk_reader_info *in);
 int trk_capture_siblings(const char *root, struct trk_capture_sibling **out, size_t *nout);
 void trk_capture_siblings_free(struct trk_capture_sibling *v, size_t n);
 
+/* The captures a report covers: path, and with all every sibling of the
+ * same run (same header session), by pid. A sibling that cannot be opened
+ * is skipped with a warning (a child killed before its header). Returns 0,
+ * or -1 with a one-line message in err (path unreadable, no memory); *paths
+ * is freed with trk_capture_set_paths_free either way. */
+int trk_capture_set_paths(const char *path, bool all, void (*warn)(void *, const char *),
+                          void *warn_ctx, char ***paths, size_t *n, char *err, size_t errlen);
+void trk_capture_set_paths_free(char **paths, size_t n);
+
+/* "pid N: argv..." on one line, cut with "..." to fit cap bytes. */
+void trk_report_label(char *label, size_t cap, const struct trk_reader_info *in);
+
+/* Opens path (and with o->all its sibling captures of the same session,
+ * ordered by pid), profiles each and prepares its symbolizer. Returns 0, or
+ * -1 with a one-line message in err; *s must be freed either way. */
 int trk_report_set_load(struct trk_report_set *s, const char *path, const struct trk_report_opts *o,
                         char *err, size_t errlen);
 void trk_report_set_free(struct trk_report_set *s);
