@@ -193,6 +193,25 @@ static inline void trk_leave(void)
     trk_tl_guard = 0;
 }
 
+/* A spinlock for the rare insertions into the lock-free tables (stack trie,
+ * Python code ids): sched_yield rather than spin hot, since the holder may
+ * be waiting for ring space. */
+static inline void trk_spin_lock(_Atomic int *l)
+{
+    for (;;) {
+        int expect = 0;
+        if (atomic_compare_exchange_weak_explicit(l, &expect, 1, memory_order_acquire,
+                                                  memory_order_relaxed))
+            return;
+        sched_yield();
+    }
+}
+
+static inline void trk_spin_unlock(_Atomic int *l)
+{
+    atomic_store_explicit(l, 0, memory_order_release);
+}
+
 /* ---- The loader's lock across fork ------------------------------------------
  *
  * glibc re-initialises the loader's main lock in a fork child but not the one

@@ -39,18 +39,12 @@ static _Atomic int trie_lock;
 
 static void lock_trie(void)
 {
-    for (;;) {
-        int expect = 0;
-        if (atomic_compare_exchange_weak_explicit(&trie_lock, &expect, 1, memory_order_acquire,
-                                                  memory_order_relaxed))
-            return;
-        sched_yield();
-    }
+    trk_spin_lock(&trie_lock);
 }
 
 static void unlock_trie(void)
 {
-    atomic_store_explicit(&trie_lock, 0, memory_order_release);
+    trk_spin_unlock(&trie_lock);
 }
 
 static inline uint64_t mix64(uint64_t x)

@@ -213,17 +213,6 @@ static void codes_put(struct code_tab *tab, uint64_t slot, const void *c, const 
     atomic_store_explicit(&tab->e[slot].id, id, memory_order_release);
 }
 
-static void codes_spin_lock(void)
-{
-    for (;;) {
-        int expect = 0;
-        if (atomic_compare_exchange_weak_explicit(&codes_lock, &expect, 1, memory_order_acquire,
-                                                  memory_order_relaxed))
-            return;
-        sched_yield();
-    }
-}
-
 /* pre: codes_lock held, which also guards the static buffers (a hook's
  * stack is the program's, so 4 KiB of it is better not taken). */
 static int emit_code(struct trk_thread *t, uint32_t id, const PyObject *code)
@@ -253,14 +242,14 @@ static uint32_t code_id(struct trk_thread *t, const PyObject *code)
     uint32_t id = codes_find(tab, code, lt, name, &slot);
     if (TRK_LIKELY(id))
         return id;
-    codes_spin_lock();
+    trk_spin_lock(&codes_lock);
     tab = atomic_load_explicit(&codes, memory_order_relaxed);
     id = codes_find(tab, code, lt, name, &slot);
     if (!id) {
         if ((codes_count + 1) * 2 > tab->mask + 1) {
             struct code_tab *n = codes_alloc((tab->mask + 1) * 2);
             if (!n) {
-                atomic_store_explicit(&codes_lock, 0, memory_order_release);
+                trk_spin_unlock(&codes_lock);
                 return 0;
             }
             for (uint64_t i = 0; i <= tab->mask; i++) {
@@ -282,7 +271,7 @@ static uint32_t code_id(struct trk_thread *t, const PyObject *code)
             codes_put(tab, slot, code, lt, name, id);
         }
     }
-    atomic_store_explicit(&codes_lock, 0, memory_order_release);
+    trk_spin_unlock(&codes_lock);
     return id;
 }
 
