@@ -62,11 +62,11 @@ def valgrind_summary(env, argv):
             "leaked_allocations": num(i.group(2))}
 
 
-def compare(env, argv, extra=()):
+def compare(env, argv):
     if not os.access(argv[0], os.X_OK):
         raise Skip("%s not installed" % argv[0])
     want = valgrind_summary(env, argv)
-    st, _ = env.traced(argv, env=ENV, timeout=280, extra=extra)
+    st, _ = env.traced(argv, env=ENV, timeout=280)
     bad = []
     for key, ref in want.items():
         # valgrind counts what is in use at exit; a Python capture's
@@ -82,10 +82,7 @@ def compare(env, argv, extra=()):
 
 
 def test_python(env):
-    # valgrind's "in use at exit" is the live set after interpreter teardown;
-    # with Python support on, tracker's leaks are those at the script's end
-    # (before teardown), so compare with the plain native view.
-    compare(env, ["/usr/bin/python3", "-c", PY_CODE], extra=["--no-python"])
+    compare(env, ["/usr/bin/python3", "-c", PY_CODE])
 
 
 def test_perl(env):
