@@ -400,6 +400,8 @@ void trk_writer_wake(void) TRK_HIDDEN;
 int trk_writer_alive(void) TRK_HIDDEN;
 /* Flushes everything and writes an END chunk with the given reason. */
 void trk_writer_finish(int reason, int stop) TRK_HIDDEN;
+/* Takes back the END of a trk_writer_finish(…, 0) whose exec failed. */
+void trk_writer_unfinish(void) TRK_HIDDEN;
 void trk_writer_fork_prepare(void) TRK_HIDDEN;
 void trk_writer_fork_parent(void) TRK_HIDDEN;
 void trk_writer_fork_child(void) TRK_HIDDEN;

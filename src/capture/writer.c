@@ -36,9 +36,16 @@ enum { WS_NONE, WS_RUNNING, WS_FAILED };
 
 static _Atomic int writer_state;
 static _Atomic int finished;
+/* END(exec) is written and the image may be gone any moment: nothing more
+ * may be written (nothing follows END), unless the exec fails, when the END
+ * is cut off again (end_off) and the capture goes on. */
+static _Atomic int ended;
+static off_t end_off;
+static uint64_t end_chunks;
 static _Atomic uint32_t wake_word;
 static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t *raw_buf, *lz_buf;
+static void *lz_state; /* LZ4's 16 KiB state: not on the stack of an exec'ing thread */
 static int lz_cap;
 static uint64_t last_wm;
 static uint64_t chunks_written;
@@ -116,8 +123,8 @@ static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to)
     /* Thread streams are varint noise that LZ4 shrinks by only ~10%; a
      * faster setting costs a few percent of size and frees the core the
      * program's own threads compete for (TRACKER_LZ4_ACCEL). */
-    int n = LZ4_compress_fast((const char *)raw_buf, (char *)lz_buf, (int)len, lz_cap,
-                              trk_cfg.lz4_accel);
+    int n = LZ4_compress_fast_extState(lz_state, (const char *)raw_buf, (char *)lz_buf, (int)len,
+                                       lz_cap, trk_cfg.lz4_accel);
     if (n > 0 && (uint64_t)n < len)
         return write_chunk(TRK_CHUNK_DATA, t->stream, lz_buf, (uint32_t)n, (uint32_t)len,
                            TRK_CODEC_LZ4, from);
@@ -140,7 +147,7 @@ static void maybe_recycle(struct trk_thread *t)
 /* pre: flush_lock held. */
 static void flush_cycle(int final)
 {
-    if (atomic_load(&writer_state) == WS_FAILED || trk_output_fd() < 0)
+    if (atomic_load(&writer_state) == WS_FAILED || trk_output_fd() < 0 || atomic_load(&ended))
         return;
     uint64_t w = atomic_load_explicit(&trk_seq, memory_order_seq_cst);
     for (struct trk_thread *t = trk_thread_list(); t; t = t->next) {
@@ -263,7 +270,8 @@ int trk_writer_start(void)
         lz_cap = LZ4_compressBound((int)trk_cfg.ring_size);
         raw_buf = trk_sys_mmap(trk_cfg.ring_size);
         lz_buf = trk_sys_mmap((size_t)lz_cap);
-        if (!raw_buf || !lz_buf)
+        lz_state = trk_sys_mmap((size_t)LZ4_sizeofState());
+        if (!raw_buf || !lz_buf || !lz_state)
             return ENOMEM;
     }
     atomic_store(&finished, 0);
@@ -301,7 +309,7 @@ void trk_writer_finish(int reason, int stop)
     int was = trk_tl_guard;
     trk_tl_guard = TRK_GUARD_INTERNAL;
     pthread_mutex_lock(&flush_lock);
-    if (atomic_load(&finished)) {
+    if (atomic_load(&finished) || atomic_load(&ended)) {
         pthread_mutex_unlock(&flush_lock);
         trk_tl_guard = was;
         return;
@@ -326,8 +334,12 @@ void trk_writer_finish(int reason, int stop)
         p = trk_put_varint(p, chunks_written);
         p = trk_put_varint(p, lost);
         p = trk_put_varint(p, streams);
-        write_chunk(TRK_CHUNK_END, 0, buf, (uint32_t)(p - buf), (uint32_t)(p - buf),
-                    TRK_CODEC_STORED, 0);
+        end_off = stop ? -1 : lseek(trk_output_fd(), 0, SEEK_CUR);
+        end_chunks = chunks_written;
+        if (write_chunk(TRK_CHUNK_END, 0, buf, (uint32_t)(p - buf), (uint32_t)(p - buf),
+                        TRK_CODEC_STORED, 0) == 0 &&
+            !stop)
+            atomic_store(&ended, 1);
     }
     if (stop) {
         atomic_store(&finished, 1);
@@ -335,6 +347,25 @@ void trk_writer_finish(int reason, int stop)
     }
     pthread_mutex_unlock(&flush_lock);
     trk_tl_guard = was;
+}
+
+/* The exec after trk_writer_finish(…, 0) failed and this image goes on:
+ * cut the END off again so the capture continues as if no exec had been
+ * tried. If that is impossible the capture stays complete and tracking
+ * stops, said once. */
+void trk_writer_unfinish(void)
+{
+    pthread_mutex_lock(&flush_lock);
+    if (atomic_load(&ended)) {
+        int fd = trk_output_fd();
+        if (end_off < 0 || ftruncate(fd, end_off) != 0 || lseek(fd, end_off, SEEK_SET) != end_off) {
+            trk_fail("cannot continue the capture after a failed exec: ", errno);
+        } else {
+            chunks_written = end_chunks;
+            atomic_store(&ended, 0);
+        }
+    }
+    pthread_mutex_unlock(&flush_lock);
 }
 
 void trk_writer_fork_prepare(void)
@@ -354,6 +385,7 @@ void trk_writer_fork_child(void)
     pthread_mutex_init(&flush_lock, NULL);
     atomic_store(&writer_state, WS_NONE);
     atomic_store(&fail_reported, 0);
+    atomic_store(&ended, 0);
     chunks_written = 0;
     last_wm = 0;
 }

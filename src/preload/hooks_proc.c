@@ -5,8 +5,9 @@
  * sure the child still carries the preload), _exit/_Exit (flush, since
  * atexit will not run), and thread naming (pthread_setname_np, prctl).
  *
- * Nothing here allocates: argument and environment vectors are built on the
- * stack.
+ * Nothing here allocates from the program's heap, and nothing puts more
+ * than a few hundred bytes on the caller's stack (a thread may have 16 KiB):
+ * environment vectors live in raw mmaps sized to need.
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -157,19 +158,60 @@ static int env_find(char *const envp[], const char *name, size_t nl)
     return -1;
 }
 
-#define ENV_MAX 4096
-
-/* Fills out[] with envp plus whatever of ours it lacks. LD_PRELOAD that does
- * not name us gets us prepended (into preload_buf). Returns out, or envp
- * itself when it is too large to copy. */
-static char *const *env_inject(char *const envp[], char **out, char *preload_buf, size_t pbsize)
+/* The rule for following exec (README "Exec and the preload"): the exec'd
+ * image is traced while the program's own environment (environ) still
+ * preloads us. Then a fresh envp without LD_PRELOAD (env -i style, or
+ * subprocess's env=) gets us and the run's TRACKER_* added. A program that
+ * took us out of its environment (unsetenv("LD_PRELOAD"), then exec) is
+ * respected: its envp goes through unchanged. */
+static int environ_preloads_us(void)
 {
-    int n = 0;
+    int at = env_find(environ, "LD_PRELOAD", 10);
+    return at >= 0 && self_path[0] && strstr(environ[at] + 11, self_path);
+}
+
+/* An exec's or spawn's environment vector and the LD_PRELOAD string, in
+ * memory of their own (a raw mmap sized to need): hooks run on whatever
+ * stack the caller has, which may be 32 KiB or less, and envp may be long. */
+struct env_buf {
+    void *mem;
+    size_t len;
+};
+
+static void env_release(struct env_buf *b)
+{
+    if (b->mem)
+        trk_sys_munmap(b->mem, b->len);
+    b->mem = NULL;
+}
+
+/* Returns envp plus whatever of ours it lacks (LD_PRELOAD that does not name
+ * us gets us prepended), or envp itself when the rule says not to follow or
+ * no memory is left (then said once). */
+static char *const *env_inject(char *const envp[], struct env_buf *b)
+{
+    b->mem = NULL;
+    if (!self_path[0] || !environ_preloads_us())
+        return envp;
+    size_t n = 0;
     while (envp && envp[n])
         n++;
-    if (n + (int)N_ENV + 1 > ENV_MAX)
+    size_t sl = strlen(self_path), rl = 0;
+    int pre = env_find(envp, "LD_PRELOAD", 10);
+    if (pre >= 0)
+        rl = strlen(envp[pre] + 11);
+    size_t vec = (n + N_ENV + 1) * sizeof(char *);
+    b->len = vec + 11 + sl + 1 + rl + 1;
+    b->mem = trk_sys_mmap(b->len);
+    if (!b->mem) {
+        static _Atomic int said;
+        if (!atomic_exchange(&said, 1))
+            trk_log("cannot prepare an exec'd child's environment: it may run untracked", NULL,
+                    NULL);
         return envp;
-    for (int i = 0; i < n; i++)
+    }
+    char **out = b->mem, *preload_buf = (char *)b->mem + vec;
+    for (size_t i = 0; i < n; i++)
         out[i] = envp[i];
     for (size_t k = 0; k < N_ENV; k++) {
         if (!env_vars[k])
@@ -179,43 +221,52 @@ static char *const *env_inject(char *const envp[], char **out, char *preload_buf
         if (at < 0) {
             out[n++] = env_vars[k];
         } else if (k == 0 && !strstr(envp[at] + nl + 1, self_path)) {
-            size_t sl = strlen(self_path), rl = strlen(envp[at] + nl + 1);
-            if (nl + sl + rl + 3 <= pbsize) {
-                memcpy(preload_buf, "LD_PRELOAD=", nl + 1);
-                memcpy(preload_buf + nl + 1, self_path, sl);
-                preload_buf[nl + 1 + sl] = ' ';
-                memcpy(preload_buf + nl + 2 + sl, envp[at] + nl + 1, rl + 1);
-                out[at] = preload_buf;
-            }
+            memcpy(preload_buf, "LD_PRELOAD=", nl + 1);
+            memcpy(preload_buf + nl + 1, self_path, sl);
+            preload_buf[nl + 1 + sl] = ' ';
+            memcpy(preload_buf + nl + 2 + sl, envp[at] + nl + 1, rl + 1);
+            out[at] = preload_buf;
         }
     }
     out[n] = NULL;
     return out;
 }
 
-#define WITH_ENV(envp, var)                                                                        \
-    char *var##_vec[ENV_MAX];                                                                      \
-    char var##_pre[8192];                                                                          \
-    char *const *var = env_inject(envp, var##_vec, var##_pre, sizeof(var##_pre))
-
 /* The image is about to be replaced: everything recorded so far must reach
  * the file, ending with END(exec). A vfork child shares our memory but not
- * our pid, and must not touch the parent's capture. */
-static void before_exec(void)
+ * our pid, and must not touch the parent's capture. Returns whether it
+ * finished the capture. */
+static int before_exec(void)
+{
+    int saved = errno, done = 0;
+    if (atomic_load(&trk_active) && getpid() == trk_pid) {
+        trk_writer_finish(TRK_END_EXEC, 0);
+        done = 1;
+    }
+    errno = saved;
+    return done;
+}
+
+/* The exec failed and this image goes on: so does its capture, without the
+ * END written for it (nothing may follow an END). */
+static int after_exec(int rc, int ended, struct env_buf *b)
 {
     int saved = errno;
-    if (atomic_load(&trk_active) && getpid() == trk_pid)
-        trk_writer_finish(TRK_END_EXEC, 0);
+    if (ended && getpid() == trk_pid)
+        trk_writer_unfinish();
+    env_release(b);
     errno = saved;
+    return rc;
 }
 
 TRK_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
     if (!trk_real.execve)
         trk_resolve();
-    WITH_ENV(envp, env);
-    before_exec();
-    return trk_real.execve(path, argv, env);
+    struct env_buf b;
+    char *const *env = env_inject(envp, &b);
+    int ended = before_exec();
+    return after_exec(trk_real.execve(path, argv, env), ended, &b);
 }
 
 TRK_EXPORT int execv(const char *path, char *const argv[])
@@ -227,9 +278,10 @@ TRK_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     if (!trk_real.execvpe)
         trk_resolve();
-    WITH_ENV(envp, env);
-    before_exec();
-    return trk_real.execvpe(file, argv, env);
+    struct env_buf b;
+    char *const *env = env_inject(envp, &b);
+    int ended = before_exec();
+    return after_exec(trk_real.execvpe(file, argv, env), ended, &b);
 }
 
 TRK_EXPORT int execvp(const char *file, char *const argv[])
@@ -241,9 +293,10 @@ TRK_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
     if (!trk_real.fexecve)
         trk_resolve();
-    WITH_ENV(envp, env);
-    before_exec();
-    return trk_real.fexecve(fd, argv, env);
+    struct env_buf b;
+    char *const *env = env_inject(envp, &b);
+    int ended = before_exec();
+    return after_exec(trk_real.fexecve(fd, argv, env), ended, &b);
 }
 
 #define COLLECT_ARGS(first, argv, extra_envp)                                                      \
@@ -285,8 +338,9 @@ TRK_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_
 {
     if (!trk_real.posix_spawn)
         trk_resolve();
-    WITH_ENV(envp, env);
-    return trk_real.posix_spawn(pid, path, fa, attr, argv, env);
+    struct env_buf b;
+    char *const *env = env_inject(envp, &b);
+    return after_exec(trk_real.posix_spawn(pid, path, fa, attr, argv, env), 0, &b);
 }
 
 TRK_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
@@ -294,8 +348,9 @@ TRK_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file
 {
     if (!trk_real.posix_spawnp)
         trk_resolve();
-    WITH_ENV(envp, env);
-    return trk_real.posix_spawnp(pid, file, fa, attr, argv, env);
+    struct env_buf b;
+    char *const *env = env_inject(envp, &b);
+    return after_exec(trk_real.posix_spawnp(pid, file, fa, attr, argv, env), 0, &b);
 }
 
 /* ---- _exit ------------------------------------------------------------------ */
