@@ -87,6 +87,7 @@ void trk_resolve(void)
     GET(fexecve, "fexecve");
     GET(posix_spawn, "posix_spawn");
     GET(posix_spawnp, "posix_spawnp");
+    GET(clone, "clone");
     GET(exit_now, "_exit");
     GET(exit_now2, "_Exit");
     GET(pthread_setname_np, "pthread_setname_np");

@@ -2,7 +2,8 @@
  *
  * hooks_proc.c - process-level events: dlopen/dlclose (module snapshots),
  * the exec family and posix_spawn (flush before the image goes, and make
- * sure the child still carries the preload), _exit/_Exit (flush, since
+ * sure the child still carries the preload), clone without CLONE_VM (a fork
+ * that atfork handlers never see), _exit/_Exit (flush, since
  * atexit will not run), and thread naming (pthread_setname_np, prctl).
  *
  * Nothing here allocates from the program's heap, and nothing puts more
@@ -13,6 +14,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <link.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -351,6 +353,54 @@ TRK_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file
     struct env_buf b;
     char *const *env = env_inject(envp, &b);
     return after_exec(trk_real.posix_spawnp(pid, file, fa, attr, argv, env), 0, &b);
+}
+
+/* ---- clone ------------------------------------------------------------------ */
+
+/* A clone() without CLONE_VM is a new process like a fork child, but glibc
+ * runs no atfork handlers for it: the hook runs ours around it, so the child
+ * records into a capture of its own. With CLONE_VM (a thread, or a process
+ * sharing our memory) or CLONE_SETTLS (our TLS would not be ours), the call
+ * goes through untouched. */
+struct clone_call {
+    int (*fn)(void *);
+    void *arg;
+};
+
+static int clone_child(void *p)
+{
+    struct clone_call c = *(struct clone_call *)p; /* our copy of the parent's frame */
+    trk_clone_child();
+    int rc = c.fn(c.arg);
+    /* glibc ends a clone child whose fn returns with SYS_exit, which runs no
+     * atexit handler and would leave our writer thread running: finish the
+     * capture and end the process as a one-thread child would end. */
+    if (atomic_load(&trk_active) && getpid() == trk_pid)
+        trk_writer_finish(TRK_END_EXIT, 1);
+    syscall(SYS_exit_group, rc);
+    return rc;
+}
+
+TRK_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
+{
+    va_list ap;
+    va_start(ap, arg);
+    /* Passed on whether or not the caller gave them, as glibc's own wrapper
+     * reads them: registers, not memory, on every ABI we build for. */
+    pid_t *ptid = va_arg(ap, pid_t *);
+    void *tls = va_arg(ap, void *);
+    pid_t *ctid = va_arg(ap, pid_t *);
+    va_end(ap);
+    if (!trk_real.clone)
+        trk_resolve();
+    if ((flags & (CLONE_VM | CLONE_SETTLS)) || !fn || !stack || !trk_clone_prepare())
+        return trk_real.clone(fn, stack, flags, arg, ptid, tls, ctid);
+    struct clone_call c = {fn, arg};
+    int pid = trk_real.clone(clone_child, stack, flags, &c, ptid, tls, ctid);
+    int saved = errno;
+    trk_clone_parent();
+    errno = saved;
+    return pid;
 }
 
 /* ---- _exit ------------------------------------------------------------------ */

@@ -76,6 +76,26 @@ static void fork_child(void)
     trk_tl_guard = fork_guard;
 }
 
+static int fork_hooked; /* pthread_atfork registered: the handlers apply */
+
+int trk_clone_prepare(void)
+{
+    if (!fork_hooked)
+        return 0;
+    fork_prepare();
+    return 1;
+}
+
+void trk_clone_parent(void)
+{
+    fork_parent();
+}
+
+void trk_clone_child(void)
+{
+    fork_child();
+}
+
 __attribute__((constructor)) static void trk_preload_init(void)
 {
     trk_tl_guard = TRK_GUARD_INTERNAL;
@@ -101,7 +121,7 @@ __attribute__((constructor)) static void trk_preload_init(void)
         goto out;
     }
     atexit(on_exit_flush);
-    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    fork_hooked = pthread_atfork(fork_prepare, fork_parent, fork_child) == 0;
     trk_py_init();
     trk_tl_guard = 0;
     struct trk_thread *t = trk_enter();

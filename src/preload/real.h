@@ -49,6 +49,7 @@ struct trk_real_fns {
                        const posix_spawnattr_t *, char *const[], char *const[]);
     int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *,
                         const posix_spawnattr_t *, char *const[], char *const[]);
+    int (*clone)(int (*)(void *), void *, int, void *, ...);
     void (*exit_now)(int);  /* _exit */
     void (*exit_now2)(int); /* _Exit */
     int (*pthread_setname_np)(pthread_t, const char *);
@@ -75,5 +76,12 @@ static inline int trk_boot_owns(const void *p)
 
 /* Environment that exec'd children must see to be traced (hooks_proc.c). */
 void trk_env_capture(void) TRK_HIDDEN;
+
+/* The fork handlers (init.c), for the clone hook: a clone() without CLONE_VM
+ * is a fork that pthread_atfork never sees. Prepare returns 0 when no
+ * handlers apply (not tracking). */
+int trk_clone_prepare(void) TRK_HIDDEN;
+void trk_clone_parent(void) TRK_HIDDEN;
+void trk_clone_child(void) TRK_HIDDEN;
 
 #endif /* TRK_PRELOAD_REAL_H */

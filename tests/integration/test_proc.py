@@ -95,6 +95,25 @@ def test_exec_small_stack(env):
     eq(diff(got[N], got[0], "allocations"), N, "exec'd leaker allocations difference")
 
 
+# ---- item 10: raw clone ---------------------------------------------------------------
+
+
+def test_raw_clone(env):
+    """A clone() child without CLONE_VM is a new process: its allocations are
+    in a capture of its own, and none in the parent's."""
+    procs = env.prog("procs")
+    plain(env, [procs, "clone", str(N), str(S)])
+    got, parent = {}, {}
+    for n in (N, 0):
+        cp, out, v = env.run([procs, "clone", str(n), str(S)], timeout=60)
+        c = sibling(out, v["child"])
+        check_one_end(c)
+        got[n], parent[n] = env.stats(c), env.stats(out)
+    eq(diff(got[N], got[0], "allocations"), N, "clone child allocations difference")
+    eq(diff(got[N], got[0], "leaked_bytes"), N * S, "clone child leaked_bytes difference")
+    eq(diff(parent[N], parent[0], "allocations"), 0, "parent allocations difference")
+
+
 # ---- item 11: a program that removes the preload ----------------------------------
 
 
