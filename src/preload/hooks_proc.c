@@ -65,18 +65,25 @@ static void *dlopen_for(const char *file, int mode, const void *caller)
         trk_real.dlopen(lm->l_name && *lm->l_name ? lm->l_name : NULL, RTLD_LAZY | RTLD_NOLOAD);
     if (!self)
         return trk_real.dlopen(file, mode);
-    _Alignas(Dl_serinfo) char buf[16384];
+    /* The search list and one candidate path, in memory of their own: the
+     * caller's stack may be 16 KiB (see the file comment). */
+    enum { SI_SIZE = 16384, PATH_SIZE = 4096 };
+    char *buf = trk_sys_mmap(SI_SIZE + PATH_SIZE);
+    if (!buf) {
+        trk_real.dlclose(self);
+        return trk_real.dlopen(file, mode);
+    }
+    char *path = buf + SI_SIZE;
     Dl_serinfo *si = (Dl_serinfo *)buf;
     void *h = NULL;
-    if (dlinfo(self, RTLD_DI_SERINFOSIZE, si) == 0 && si->dls_size <= sizeof(buf)) {
+    if (dlinfo(self, RTLD_DI_SERINFOSIZE, si) == 0 && si->dls_size <= SI_SIZE) {
         size_t fl = strlen(file);
-        si->dls_size = sizeof(buf);
+        si->dls_size = SI_SIZE;
         if (dlinfo(self, RTLD_DI_SERINFO, si) == 0) {
             for (unsigned i = 0; i < si->dls_cnt && !h; i++) {
                 const char *dir = si->dls_serpath[i].dls_name;
                 size_t dl = strlen(dir);
-                char path[4096];
-                if (dl + fl + 2 > sizeof(path))
+                if (dl + fl + 2 > PATH_SIZE)
                     continue;
                 memcpy(path, dir, dl);
                 path[dl] = '/';
@@ -87,6 +94,7 @@ static void *dlopen_for(const char *file, int mode, const void *caller)
         }
     }
     trk_real.dlclose(self);
+    trk_sys_munmap(buf, SI_SIZE + PATH_SIZE);
     return h ? h : trk_real.dlopen(file, mode);
 }
 

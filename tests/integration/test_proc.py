@@ -95,6 +95,17 @@ def test_exec_small_stack(env):
     eq(diff(got[N], got[0], "allocations"), N, "exec'd leaker allocations difference")
 
 
+def test_dlopen_small_stack(env):
+    """dlopen by a bare name from a thread with a 16 or 32 KiB stack, called
+    from a program with a RUNPATH (the hook then searches that path list)."""
+    procs = env.prog("procs")
+    for kib in ("16", "32"):
+        plain(env, [procs, "dlopen_small", kib, "libz.so.1"])
+        _, out, v = env.run([procs, "dlopen_small", kib, "libz.so.1"], timeout=60)
+        eq(v["loaded"], 1, "loaded on a %s KiB stack" % kib)
+        check_one_end(out)
+
+
 # ---- item 10: raw clone ---------------------------------------------------------------
 
 

@@ -15,7 +15,11 @@
  *   exec_fail N S          an execv that fails, then N mallocs of S
  *   many_env K PROG N S    execs PROG N S with a fresh environment of K variables
  *   chdir_fork DIR N S     chdir DIR, then a fork child mallocs N of S
+ *   dlopen_small KIB LIB   a thread with a KIB KiB stack dlopens LIB by its
+ *                          bare name (procs has a RUNPATH, so the hook
+ *                          searches it)
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -58,6 +62,28 @@ static void *small_main(void *arg)
     if (posix_spawn(&small_pid, small_argv[0], NULL, NULL, small_argv, environ) != 0)
         die("posix_spawn");
     return NULL;
+}
+
+static void *dlopen_main(void *arg)
+{
+    return dlopen(arg, RTLD_NOW);
+}
+
+static int dlopen_small(unsigned long long kib, char *lib)
+{
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    if (pthread_attr_setstacksize(&a, kib << 10) != 0)
+        die("setstacksize");
+    pthread_t t;
+    void *h = NULL;
+    if (pthread_create(&t, &a, dlopen_main, lib) != 0)
+        die("pthread_create");
+    pthread_join(t, &h);
+    if (!h)
+        die("dlopen");
+    put_kv("loaded", 1);
+    return 0;
 }
 
 static int on_small_stack(char **argv, int exec)
@@ -237,6 +263,8 @@ int main(int argc, char **argv)
         return many_env(arg_u64(argc, argv, 2, 0), argv + 3);
     if (strcmp(m, "chdir_fork") == 0 && argc == 5)
         return chdir_fork(argv[2], arg_u64(argc, argv, 3, 0), arg_u64(argc, argv, 4, 1));
+    if (strcmp(m, "dlopen_small") == 0 && argc == 4)
+        return dlopen_small(arg_u64(argc, argv, 2, 0), argv[3]);
     die("bad mode or arguments");
     return 1;
 }
