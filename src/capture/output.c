@@ -262,13 +262,22 @@ int trk_output_open(int is_fork_child)
         set_env_u64("TRACKER_SESSION", session, 1);
     }
     if (out && *out) {
-        if (out[0] != '/' && getcwd(root, sizeof(root) - strlen(out) - 2)) {
-            size_t l = strlen(root);
-            root[l] = '/';
-            memcpy(root + l + 1, out, strlen(out) + 1);
-        } else {
-            strncpy(root, out, sizeof(root) - 1);
+        /* Made absolute once, by the first process, and handed on: a child
+         * started after a chdir must still write beside the root capture. */
+        size_t ol = strlen(out), l = 0;
+        if (out[0] != '/' && getcwd(root, sizeof(root))) {
+            l = strlen(root);
+            root[l++] = '/';
         }
+        if (ol >= sizeof(root) - l) {
+            trk_log("not tracking: TRACKER_OUTPUT is too long (the limit is 4095 bytes as an "
+                    "absolute path)",
+                    NULL, NULL);
+            return -1;
+        }
+        memcpy(root + l, out, ol + 1);
+        if (l && !is_fork_child)
+            setenv("TRACKER_OUTPUT", root, 1);
     } else if (!is_fork_child) {
         default_name(root, sizeof(root));
         setenv("TRACKER_OUTPUT", root, 1);

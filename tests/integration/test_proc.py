@@ -106,6 +106,27 @@ def test_dlopen_small_stack(env):
         check_one_end(out)
 
 
+# ---- item 4: TRACKER_OUTPUT of any length ------------------------------------------
+
+
+def test_long_tracker_output(env):
+    """A 5000-byte TRACKER_OUTPUT (relative and absolute): one line on
+    stderr, the program runs exactly as plain, nothing is written."""
+    leaker = env.prog("leaker")
+    d = env.tmpdir("longout")
+    ref = plain(env, [leaker, "3", "8"], cwd=d)
+    for name in ("a" * 5000, os.path.join(d, "b" * 5000)):
+        cp = env.run_raw([leaker, "3", "8"], cwd=d, timeout=60,
+                         env={"LD_PRELOAD": env.preload, "TRACKER_OUTPUT": name})
+        eq(cp.returncode, 0, "exit status with a long TRACKER_OUTPUT")
+        eq(sorted(kv(cp.stdout)), sorted(kv(ref.stdout)), "stdout keys as plain")
+        lines = cp.stderr.decode(errors="replace").splitlines()
+        eq(len(lines), 1, "stderr lines: %r" % lines)
+        check(lines[0].startswith("tracker: ") and "TRACKER_OUTPUT" in lines[0],
+              "the line names TRACKER_OUTPUT: %r" % lines[0])
+        eq(os.listdir(d), [], "files written")
+
+
 # ---- item 10: raw clone ---------------------------------------------------------------
 
 
@@ -186,6 +207,24 @@ def test_exec_fail_continues(env):
         got[n] = env.stats(out)
     eq(diff(got[N], got[0], "allocations"), N, "allocations after the failed exec")
 
+
+
+# ---- item 17: names and paths -------------------------------------------------------
+
+
+def test_relative_output_after_chdir(env):
+    """A relative TRACKER_OUTPUT names one place for the whole run: a child
+    forked after chdir writes beside the root capture."""
+    procs = env.prog("procs")
+    d = env.tmpdir("rel")
+    os.makedirs(os.path.join(d, "sub"))
+    cp = env.run_raw([procs, "chdir_fork", "sub", str(N), str(S)], cwd=d, timeout=60,
+                     env={"LD_PRELOAD": env.preload, "TRACKER_OUTPUT": "rel.bin"})
+    eq(cp.returncode, 0, "exit status (stderr: %s)" % cp.stderr.decode(errors="replace"))
+    child = kv(cp.stdout)["child"]
+    eq(captures(d), sorted([os.path.join(d, "rel.bin"), os.path.join(d, "rel.%d.bin" % child)]),
+       "captures")
+    eq(env.stats(os.path.join(d, "rel.%d.bin" % child))["allocations"], N, "child allocations")
 
 
 if __name__ == "__main__":
