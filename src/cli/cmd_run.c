@@ -358,7 +358,13 @@ static void output_path(const struct run_opts *o, pid_t pid, char *buf, size_t l
     }
     const char *base = strrchr(o->name, '/');
     base = base ? base + 1 : o->name;
-    snprintf(buf, len, "tracker-%s.%ld.bin", base, (long)pid);
+    /* A file name holds NAME_MAX (255) bytes, and the run's other captures
+     * add ".<pid>.<n>" to this one's: a longer program name is cut at 200
+     * bytes (at a UTF-8 character boundary), as the preload's default is. */
+    int bl = (int)strnlen(base, 200);
+    while (bl > 0 && base[bl] && ((unsigned char)base[bl] & 0xc0) == 0x80)
+        bl--;
+    snprintf(buf, len, "tracker-%.*s.%ld.bin", bl, base, (long)pid);
 }
 
 static void make_session(struct run_opts *o)

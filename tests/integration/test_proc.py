@@ -212,6 +212,24 @@ def test_exec_fail_continues(env):
 # ---- item 17: names and paths -------------------------------------------------------
 
 
+def test_long_program_name(env):
+    """`tracker run ./<250-char name>`: the capture name keeps the first 200
+    bytes of the program's name, and the program is recorded."""
+    leaker = env.prog("leaker")
+    d = env.tmpdir("longname")
+    name = "p" * 250
+    shutil.copy(leaker, os.path.join(d, name))
+    got = {}
+    for n in (N, 0):
+        cp = env.run_raw([env.tracker, "run", "./" + name, str(n), str(S)], cwd=d, timeout=60)
+        eq(cp.returncode, 0, "exit status (stderr: %s)" % cp.stderr.decode(errors="replace"))
+        cap = "tracker-%s.%d.bin" % ("p" * 200, kv(cp.stdout)["pid"])
+        check(os.path.exists(os.path.join(d, cap)), "capture %s: found %s"
+              % (cap, [f for f in os.listdir(d) if f.endswith(".bin")]))
+        got[n] = env.stats(os.path.join(d, cap))
+    eq(diff(got[N], got[0], "allocations"), N, "allocations difference")
+
+
 def test_relative_output_after_chdir(env):
     """A relative TRACKER_OUTPUT names one place for the whole run: a child
     forked after chdir writes beside the root capture."""
