@@ -145,7 +145,10 @@ static void *busy_main(void *arg)
     return NULL;
 }
 
-static void reexec(const char *mode, unsigned long long k, const char *extra)
+/* With pad, the new image's environment carries ~1.5 MB more, which the
+ * kernel copies before it stops the other threads: a wider window for a
+ * writer that would still write after END. */
+static void reexec(const char *mode, unsigned long long k, const char *extra, int pad)
 {
     char num[24], *p = num + sizeof(num);
     *--p = 0;
@@ -154,7 +157,30 @@ static void reexec(const char *mode, unsigned long long k, const char *extra)
         k /= 10;
     } while (k);
     char *args[] = {"procs", (char *)mode, p, (char *)extra, NULL};
-    execv("/proc/self/exe", args);
+    enum { PADS = 12, PAD_LEN = 120 << 10 };
+    size_t n = 0, have = 0;
+    while (environ[have])
+        have++;
+    char **envp = mmap(NULL, (have + PADS + 1) * sizeof(char *), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (envp == MAP_FAILED)
+        die("mmap");
+    for (char **e = environ; *e; e++)
+        if (strncmp(*e, "PROCS_PAD", 9) != 0)
+            envp[n++] = *e;
+    for (int i = 0; pad && i < PADS; i++) {
+        char *v = mmap(NULL, PAD_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (v == MAP_FAILED)
+            die("mmap");
+        memset(v, 'x', PAD_LEN - 1);
+        memcpy(v, "PROCS_PAD", 9);
+        v[9] = (char)('a' + i);
+        v[10] = '=';
+        v[PAD_LEN - 1] = 0;
+        envp[n++] = v;
+    }
+    envp[n] = NULL;
+    execve("/proc/self/exe", args, pad ? envp : environ);
     die("execv /proc/self/exe");
 }
 
@@ -163,7 +189,7 @@ static int strip_reexec(unsigned long long k)
     const char *pre = getenv("LD_PRELOAD");
     if (pre && *pre && k < 1000) {
         unsetenv("LD_PRELOAD");
-        reexec("strip_reexec", k + 1, NULL);
+        reexec("strip_reexec", k + 1, NULL, 0);
     }
     put_kv("execs", k);
     return 0;
@@ -179,7 +205,7 @@ static int exec_chain(unsigned long long k, char *n)
     pthread_t t;
     if (pthread_create(&t, NULL, busy_main, NULL) != 0)
         die("pthread_create");
-    reexec("exec_chain", k - 1, n);
+    reexec("exec_chain", k - 1, n, 1);
     return 1;
 }
 
