@@ -64,6 +64,19 @@ static void *small_main(void *arg)
     return NULL;
 }
 
+/* A stack of kib KiB with 64 KiB of PROT_NONE below it: running over it
+ * always faults, where glibc's one guard page can be jumped over silently. */
+static void small_stack(pthread_attr_t *a, unsigned long long kib)
+{
+    size_t guard = 64 << 10, size = (size_t)kib << 10;
+    char *m = mmap(NULL, guard + size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED || mprotect(m, guard, PROT_NONE) != 0)
+        die("mmap stack");
+    pthread_attr_init(a);
+    if (pthread_attr_setstack(a, m + guard, size) != 0)
+        die("setstack");
+}
+
 static void *dlopen_main(void *arg)
 {
     return dlopen(arg, RTLD_NOW);
@@ -72,9 +85,7 @@ static void *dlopen_main(void *arg)
 static int dlopen_small(unsigned long long kib, char *lib)
 {
     pthread_attr_t a;
-    pthread_attr_init(&a);
-    if (pthread_attr_setstacksize(&a, kib << 10) != 0)
-        die("setstacksize");
+    small_stack(&a, kib);
     pthread_t t;
     void *h = NULL;
     if (pthread_create(&t, &a, dlopen_main, lib) != 0)
@@ -91,9 +102,7 @@ static int on_small_stack(char **argv, int exec)
     small_argv = argv;
     small_exec = exec;
     pthread_attr_t a;
-    pthread_attr_init(&a);
-    if (pthread_attr_setstacksize(&a, 32 << 10) != 0)
-        die("setstacksize");
+    small_stack(&a, 32);
     pthread_t t;
     if (pthread_create(&t, &a, small_main, NULL) != 0)
         die("pthread_create");
