@@ -135,8 +135,8 @@ static char *env_vars[N_ENV];
 static char self_path[4096];
 
 /* Remembers TRACKER_* and our own path at start: a program that execs with
- * a rebuilt environment (env -i, subprocess with env=...) must still start
- * its child under the tracker, with the same run settings. */
+ * a rebuilt envp (execve with a fresh vector, subprocess with env=...) must
+ * still start its child under the tracker, with the same run settings. */
 void trk_env_capture(void)
 {
     Dl_info info;
