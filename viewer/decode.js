@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 //
-// decode.js - the data block of the page (src/report/flamegraph.c writes it)
-// turned into typed arrays, and the values of every node for one view: a
+// decode.js - the data block of the page (src/report/flamegraph.c writes it,
+// docs/FLAMEGRAPH_DATA.md specifies it) turned into typed arrays, and the values of every node for one view: a
 // thread filter, and with --temporal a range of time buckets. Must not: draw
 // or touch the DOM beyond reading the data element.
 (function () {
@@ -17,6 +17,11 @@
   T.K_PROCESS = 7;
   T.K_OTHER = 8;
   T.K_IMPORT = 9;
+
+  // The data block's "format" this viewer reads (docs/FLAMEGRAPH_DATA.md).
+  // The page embeds its own viewer, so a mismatch means a page assembled
+  // from parts of different builds: say so rather than draw nonsense.
+  T.DATA_FORMAT = 1;
 
   // Column of node ids written as deltas from the previous row.
   function undelta(col) {
@@ -42,6 +47,8 @@
   }
 
   T.decode = function (d) {
+    if (d.format !== T.DATA_FORMAT)
+      throw new Error('flamegraph data format ' + d.format + ': this viewer reads format ' + T.DATA_FORMAT);
     const n = d.nodes.up.length;
     const parent = new Int32Array(n);
     const depth = new Int32Array(n);

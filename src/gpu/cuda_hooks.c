@@ -6,12 +6,12 @@
  * cuGetProcAddress returned, cuda_procaddr.c).
  *
  * Driver level only: the runtime's cudaMalloc is a caller, visible in the
- * stack, never a second event (gpu.md §0 item 5, §8 item 1). Sizes come
+ * stack, never a second event (docs/GPU_INTERNALS.md §1 item 4). Sizes come
  * from the call (pitch × height for pitched memory); a release carries only
  * its address, and readers take its size, kind and device from the
  * allocation (docs/FORMAT.md §4), so there is no table here. Address
  * reservations and host registrations are recorded with their own kinds and
- * are never memory (gpu.md §1.3).
+ * are never memory (docs/GPU_INTERNALS.md §6).
  *
  * Must not: allocate, use stdio, call a driver function through our own
  * hooks, or change a call's arguments or result.
@@ -77,7 +77,7 @@ static int cu_device_before(void)
     return cu_current_device();
 }
 
-/* Size of imported memory, which the call does not state (gpu.md §1.2). */
+/* Size of imported memory, which the call does not state (docs/GPU_INTERNALS.md §5 item 2). */
 static uint64_t cu_range_size(const struct trk_gpu_call *c, trk_cu_ptr p)
 {
     if (!c->scoped)
@@ -206,7 +206,7 @@ static trk_cu_result core_cuMemAllocManaged(void *fn, trk_cu_ptr *dptr, size_t n
 }
 
 /* Pinned host memory: the runtime's cudaMallocHost and cudaHostAlloc both
- * arrive as cuMemHostAlloc (gpu.md §1.1). The driver's own mmap of it is a
+ * arrive as cuMemHostAlloc (docs/GPU_INTERNALS.md §4 item 2). The driver's own mmap of it is a
  * host event inside our GPU scope, so the host view can tell the two apart. */
 static trk_cu_result core_cuMemHostAlloc(void *fn, void **pp, size_t n, unsigned int flags)
 {
@@ -262,7 +262,7 @@ static trk_cu_result core_cuMemHostUnregister(void *fn, void *p)
 }
 
 /* Stream-ordered: the logical free is the call; the pool may keep the pages
- * (gpu.md §1.2), which NVML's figure shows. */
+ * (docs/GPU_INTERNALS.md §5 item 4), which NVML's figure shows. */
 static trk_cu_result core_cuMemAllocAsync(void *fn, trk_cu_ptr *dptr, size_t n, trk_cu_stream s)
 {
     NO_DRIVER(fn);
@@ -297,7 +297,7 @@ static trk_cu_result core_cuMemAllocFromPoolAsync(void *fn, trk_cu_ptr *dptr, si
     return r;
 }
 
-/* VMM (gpu.md §1.3): physical bytes are committed by cuMemCreate, keyed by
+/* VMM (docs/GPU_INTERNALS.md §6): physical bytes are committed by cuMemCreate, keyed by
  * the handle; maps only place them; reservations are address space. */
 static trk_cu_result core_cuMemCreate(void *fn, trk_cu_handle *handle, size_t n,
                                       const struct trk_gpu_alloc_prop *prop,
@@ -367,7 +367,7 @@ static trk_cu_result core_cuMemAddressFree(void *fn, trk_cu_ptr ptr, size_t n)
     return r;
 }
 
-/* Imported memory belongs to another process (gpu.md §1.3): its own kind,
+/* Imported memory belongs to another process (docs/GPU_INTERNALS.md §6 item 3): its own kind,
  * never this process's device bytes. */
 static trk_cu_result core_cuIpcOpenMemHandle_v2(void *fn, trk_cu_ptr *pdptr, trk_cu_ipc_handle h,
                                                 unsigned int flags)

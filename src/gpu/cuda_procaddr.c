@@ -6,9 +6,9 @@
  *
  * The CUDA runtime (static or shared, and every library embedding it)
  * resolves ~440 driver entry points by base name and ABI version through
- * cuGetProcAddress_v2, before cuInit (gpu.md §2.1). We call the real
+ * cuGetProcAddress_v2, before cuInit (docs/GPU_INTERNALS.md §2 item 1). We call the real
  * resolver and swap the result only for (name, version range, flags) whose
- * ABI we know; everything else passes through untouched (gpu.md §1.1, §2.5
+ * ABI we know; everything else passes through untouched (docs/GPU_INTERNALS.md §4, §3
  * item 4): ("cuMemAlloc", 2000) is the old 32-bit ABI and must stay the
  * driver's. Per-thread-stream variants (flags & 2) have slots of their own.
  * For "cuGetProcAddress" itself we return our resolver wrapper, so lookups
@@ -23,7 +23,7 @@
 #include "gpu/cuda_fns.h"
 
 /* Above this, an entry point may have a new ABI we have not seen: pass it
- * through. CUDA 13.0's headers are the last ones checked (gpu.md §1.1). */
+ * through. CUDA 13.0's headers are the last ones checked (docs/GPU_INTERNALS.md §4). */
 #define TRK_CU_VERSION_MAX 14000
 #define NO_PTSZ            TRK_CU_FN_COUNT
 

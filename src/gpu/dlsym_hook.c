@@ -7,7 +7,7 @@
  * (and NCCL, cuBLAS, cuDNN, which embed the static one) do
  * dlopen("libcuda.so.1") then dlsym(handle, "cuGetProcAddress_v2"), and a
  * lookup on a handle searches only that library's own dependency tree, never
- * the preloads (gpu.md §0 items 2-3, §2.1). Catching that lookup is the only
+ * the preloads (docs/GPU_INTERNALS.md §1 items 2-3, §2). Catching that lookup is the only
  * way in for a preload. The asm entry (dlsym_stub.S) sends RTLD_NEXT and
  * RTLD_DEFAULT straight to libc; everything else arrives here.
  *

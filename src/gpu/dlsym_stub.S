@@ -6,7 +6,7 @@
  * RTLD_NEXT and RTLD_DEFAULT from its *return address*; a C forwarder would
  * make every such lookup look like it came from libtracker.so, so another
  * preload's dlsym(RTLD_NEXT, "puts") would get its own puts back and recurse
- * (gpu.md §2.1 item 5, §2.5 item 2). So those two handles tail-jump into
+ * (docs/GPU_INTERNALS.md §2 item 5, §3 item 2). So those two handles tail-jump into
  * libc's dlsym with the caller's return address still on the stack; only a
  * real handle (a library's own, where the runtime looks up
  * cuGetProcAddress_v2) goes to C, which wraps what it finds. Must not: touch

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT
  *
  * gpu.h - internal interface of the GPU layer (CUDA driver and HIP hooks,
- * the dlsym interposer, the NVML sampler). Research notes behind every
- * choice: ../shared/reference/gpu.md (cited as gpu.md §N).
+ * the dlsym interposer, the NVML sampler). The facts behind every
+ * choice: docs/GPU_INTERNALS.md, cited by section (§N).
  *
  * Owns: the minimal driver ABI types we need (no CUDA/HIP headers at build
  * time), the real-function resolution, and the per-call protocol every hook
  * follows. Must not: allocate, use stdio, hold the re-entry guard across a
  * driver call (the driver's own host allocations must be recorded, tagged),
  * or depend on our constructor having run: the runtime may resolve driver
- * entry points from another library's constructor (gpu.md §2.5 item 8).
+ * entry points from another library's constructor (docs/GPU_INTERNALS.md §3 item 8).
  */
 #ifndef TRK_GPU_H
 #define TRK_GPU_H
@@ -49,14 +49,14 @@ struct trk_gpu_alloc_prop {
 enum trk_gpu_lib { TRK_GPU_LIB_CUDA = 0, TRK_GPU_LIB_HIP = 1 };
 
 /* libc's dlsym, found with dlvsym so that it is never our own interposer
- * (gpu.md §2.5 item 1). NULL only if libc has none. The asm stub reads the
+ * (docs/GPU_INTERNALS.md §3 item 1). NULL only if libc has none. The asm stub reads the
  * cached pointer directly. */
 extern void *_Atomic trk_gpu_dlsym_real TRK_HIDDEN;
 void *trk_gpu_dlsym_real_get(void) TRK_HIDDEN;
 
 /* The next definition of name after us (RTLD_NEXT), else the definition in
  * the driver library itself when that was loaded RTLD_LOCAL, where
- * RTLD_NEXT cannot see it (gpu.md §2.5 item 3). Never one of ours. */
+ * RTLD_NEXT cannot see it (docs/GPU_INTERNALS.md §3 item 3). Never one of ours. */
 void *trk_gpu_lookup(enum trk_gpu_lib lib, const char *name) TRK_HIDDEN;
 
 /* A handle of the loaded driver library (RTLD_NOLOAD), NULL if not loaded. */
@@ -90,7 +90,7 @@ void *trk_cu_procaddr_wrap(const char *name, int version, uint64_t flags, void *
  * acquisition record. A scope byte travels in the same ring write as the
  * record next to it. The thread-local depth suppresses nested GPU events: a
  * driver that implements one hooked entry point with another (through the
- * PLT or the global scope) is one API call, not two (gpu.md §2.5 items 6-7).
+ * PLT or the global scope) is one API call, not two (docs/GPU_INTERNALS.md §3 items 6-7).
  */
 extern __thread int trk_gpu_depth TRK_TLS TRK_HIDDEN;
 

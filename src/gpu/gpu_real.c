@@ -20,7 +20,7 @@ __thread int trk_gpu_depth TRK_TLS;
 void *_Atomic trk_gpu_dlsym_real;
 
 /* The version that binds new programs first (2.34 moved dlsym into libc),
- * then x86-64's and aarch64's base versions (gpu.md §2.5 item 1). A
+ * then x86-64's and aarch64's base versions (docs/GPU_INTERNALS.md §3 item 1). A
  * versioned lookup skips our unversioned definition by construction. */
 void *trk_gpu_dlsym_real_get(void)
 {

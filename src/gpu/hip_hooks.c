@@ -5,10 +5,10 @@
  *
  * ROCm libraries link libamdhip64 dynamically, so exporting the hip* names
  * catches PLT callers; our unversioned definitions bind references to the
- * versioned ones (hipMalloc@hip_4.2) like any preload's (gpu.md §2.1 item 3).
+ * versioned ones (hipMalloc@hip_4.2) like any preload's (docs/GPU_INTERNALS.md §2 item 3).
  * hipGetProcAddress (ROCm >= 6.2) is dlsym on the runtime's own handle and
- * bypasses preloads, so its result is wrapped like a dlsym result (gpu.md
- * §4.2). Events mirror the CUDA ones (cuda_hooks.c); HIP has one real slot
+ * bypasses preloads, so its result is wrapped like a dlsym result (docs/GPU_INTERNALS.md
+ * §9 item 2). Events mirror the CUDA ones (cuda_hooks.c); HIP has one real slot
  * per name, since the runtime's resolver returns its exported functions.
  *
  * Must not: allocate, call through our own hooks, or change a call.

@@ -3,7 +3,7 @@
  * nvml_sampler.c - the driver's own figure of this process's GPU memory,
  * sampled about ten times a second into GPU_MEMINFO records, so reports can
  * set what we tracked against what the driver says: the gap is the CUDA
- * context, module code and whatever no hook saw (gpu.md §1.4, §8 item 8).
+ * context, module code and whatever no hook saw (docs/GPU_INTERNALS.md §7).
  *
  * Runs only on the tracker's sampler thread (writer.c), with the internal
  * guard set, and only once libcuda.so.1 is in the process: a program that

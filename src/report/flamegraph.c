@@ -23,6 +23,10 @@
 #define TIMELINE_POINTS   2000
 #define NAME_MAX_BYTES    1024 /* longer names are cut: templates can run to megabytes */
 
+/* The data block's version: docs/FLAMEGRAPH_DATA.md, which viewer/decode.js
+ * reads (T.DATA_FORMAT there must match). */
+#define TRK_FG_DATA_FORMAT 1
+
 /* ---- The data block ------------------------------------------------------------ */
 
 static void json_u64s(FILE *f, const char *name, const uint64_t *v, size_t n, bool last)
@@ -303,11 +307,12 @@ static int write_fixed(FILE *f, struct trk_fg_model *m, const struct trk_report_
 {
     char label[32];
     fprintf(f,
-            "{\"format\":1,\"tool\":\"tracker %s\",\"select\":\"%s\",\"inverted\":%s,"
+            "{\"format\":%d,\"tool\":\"tracker %s\",\"select\":\"%s\",\"inverted\":%s,"
             "\"temporal\":%s,\"threads_on\":%s,\"by_import\":%s,\"spaces\":\"%s\",",
-            TRK_VERSION, trk_select_name(fo->select), fo->inverted ? "true" : "false",
-            fo->temporal ? "true" : "false", fo->threads ? "true" : "false",
-            fo->by_import ? "true" : "false", spaces_label(o, label, sizeof(label)));
+            TRK_FG_DATA_FORMAT, TRK_VERSION, trk_select_name(fo->select),
+            fo->inverted ? "true" : "false", fo->temporal ? "true" : "false",
+            fo->threads ? "true" : "false", fo->by_import ? "true" : "false",
+            spaces_label(o, label, sizeof(label)));
     write_caps(f, s);
     if (write_timeline(f, s, o) < 0)
         return -1;

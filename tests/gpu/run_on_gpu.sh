@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# run_on_gpu.sh - the GPU checks that need a real NVIDIA GPU (gpu.md §6.2),
+# run_on_gpu.sh - the GPU checks that need a real NVIDIA GPU (docs/GPU_INTERNALS.md §11),
 # for a machine with the driver, nvcc and (optionally) PyTorch. Not part of
 # the test suite: tests/gpu/test_gpu.py covers everything a fake driver can.
 #
@@ -26,7 +26,7 @@
 # 2. If python3 can import torch with CUDA: torch.empty(100 MiB) and three
 #    4 MiB tensors on device 0, freed, then torch.cuda.empty_cache().
 #    Expected without --cuda-no-caching (PyTorch's caching allocator asks
-#    the driver for segments, gpu.md §3.1): 2 allocations, 100 MiB + 20 MiB
+#    the driver for segments, docs/GPU_INTERNALS.md §8 item 1): 2 allocations, 100 MiB + 20 MiB
 #    (one 20 MiB segment holds the three 4 MiB tensors), both freed by
 #    empty_cache: leaked 0, peak 120 MiB.
 #    Expected with --cuda-no-caching (PYTORCH_NO_CUDA_MEMORY_CACHING=1, one

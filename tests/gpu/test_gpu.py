@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""test_gpu.py - GPU memory tracking without a GPU (../shared/reference/gpu.md §6.1).
+"""test_gpu.py - GPU memory tracking without a GPU (docs/GPU_INTERNALS.md §10).
 
 Runs the programs of tests/gpu/progs under `tracker run` with the test doubles
 (fake libcuda.so.1, libcudart.so.12/.13, libamdhip64.so.6, libnvidia-ml.so.1)
@@ -471,7 +471,7 @@ def test_driver_entry_points(env):
 
 def test_rtld_local(env):
     """Runtime and driver users loaded RTLD_LOCAL behind dlopen: the
-    runtime's driver is invisible to dlsym(RTLD_NEXT) (gpu.md §2.5 item 3)."""
+    runtime's driver is invisible to dlsym(RTLD_NEXT) (docs/GPU_INTERNALS.md §3 item 3)."""
     out, v = traced(env, [env.prog("gpu_local"), os.path.join(env.progdir, "libgpu_ext_rt.so"),
                           os.path.join(env.progdir, "libgpu_ext_drv.so")])
     eq(v.get("roundtrip"), 1, "round trip")
@@ -491,7 +491,8 @@ def test_real_static_cudart(env):
     """When nvcc is installed: the real CUDA runtime, linked statically (nvcc's
     default), against the fake driver. It cannot get past cuGetExportTable,
     but before that it resolves ~440 entry points, and every lookup must
-    reach the driver through the tracker's wrapper (gpu.md §2.1, §6.1)."""
+    reach the driver through the tracker's wrapper (docs/GPU_INTERNALS.md
+    §2 item 1, §10 item 3)."""
     import shutil
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     if not os.access(nvcc, os.X_OK):

@@ -2,7 +2,7 @@
  *
  * fake_api.h - the slice of the CUDA driver, CUDA runtime and HIP APIs that
  * the test doubles implement and the test programs call, written from the
- * CUDA 13.0 / ROCm 6.x ABIs (../../../../shared/reference/gpu.md §1.1, §4.1)
+ * CUDA 13.0 / ROCm 6.x ABIs (docs/GPU_INTERNALS.md §4, §9)
  * so that no vendor header is needed to build or run the tests.
  *
  * Also declares the fakes' own helpers (fake_cuda_*), which let a test ask

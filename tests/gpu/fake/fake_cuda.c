@@ -2,7 +2,7 @@
  *
  * fake_cuda.c - a test double of the CUDA driver, built as libcuda.so.1
  * (-Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic), for testing the tracker's GPU
- * hooks on machines without a GPU (gpu.md §6.1).
+ * hooks on machines without a GPU (docs/GPU_INTERNALS.md §10).
  *
  * What it models: device VA from a bump allocator (2 MiB steps from
  * 0x7f1000000000) that reuses freed ranges of the same size, so that
@@ -17,8 +17,8 @@
  * host-side state, so the tracker's tagging of driver host memory is seen.
  *
  * -Bsymbolic matters: the fake's own references (the pointers its resolver
- * returns) must be its own functions, never the preloaded hooks (gpu.md
- * §6.1). Environment knobs: FAKE_CUDA_DEVICES (2), FAKE_CUDA_OOM_ABOVE
+ * returns) must be its own functions, never the preloaded hooks (docs/GPU_INTERNALS.md
+ * §10 item 1). Environment knobs: FAKE_CUDA_DEVICES (2), FAKE_CUDA_OOM_ABOVE
  * (bytes; larger requests fail with CUDA_ERROR_OUT_OF_MEMORY = 2),
  * FAKE_CUDA_NO_CONTEXT (cuCtxGetDevice fails), FAKE_CUDA_NO_HOST_ALLOC (no
  * bookkeeping malloc), FAKE_CUDA_LOG (print every lookup on stderr),
@@ -739,7 +739,7 @@ CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, uint64_t 
 }
 
 /* The real runtime cannot get past cuGetExportTable, which the fake lacks
- * (gpu.md §0 item 9); FAKE_CUDA_REPORT=1 says at exit what it got to. */
+ * (docs/GPU_INTERNALS.md §10 item 3); FAKE_CUDA_REPORT=1 says at exit what it got to. */
 __attribute__((destructor)) static void report(void)
 {
     if (getenv("FAKE_CUDA_REPORT"))

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
  * fake_cudart.c - a test double of the CUDA runtime that reaches the driver
- * exactly the way the real one does (gpu.md §2.1): dlopen("libcuda.so.1")
+ * exactly the way the real one does (docs/GPU_INTERNALS.md §2 item 1): dlopen("libcuda.so.1")
  * (RTLD_LOCAL), dlsym(handle, "cuGetProcAddress_v2"), a "" probe, then every
  * entry point by base name and ABI version, including the per-thread-stream
  * variants (flags 2) and "cuGetProcAddress" itself, through which
@@ -10,7 +10,7 @@
  *
  * Built three ways: libcudart.so.12 and libcudart.so.13 (version scripts
  * give every symbol the node libcudart.so.N, which binaries linked against
- * the real runtime require, gpu.md §0 item 9), and compiled into a program
+ * the real runtime require, docs/GPU_INTERNALS.md §10 item 2), and compiled into a program
  * as its "static runtime" (nvcc's default, no libcudart NEEDED).
  * FAKE_CUDART_VERSION is CUDART_VERSION (12080 or 13000).
  */
@@ -144,7 +144,7 @@ cudaError_t cudaMallocManaged(void **p, size_t size, unsigned int flags)
     return r;
 }
 
-/* Both reach cuMemHostAlloc, as in the real runtime (gpu.md §1.1). */
+/* Both reach cuMemHostAlloc, as in the real runtime (docs/GPU_INTERNALS.md §4 item 2). */
 cudaError_t cudaMallocHost(void **p, size_t size)
 {
     cudaError_t e = ready();
@@ -208,7 +208,7 @@ cudaError_t cudaFreeAsync_ptsz(void *p, CUstream s)
 }
 
 /* Both go through the pointer the runtime obtained for "cuGetProcAddress",
- * never through an exported symbol (gpu.md §1.1, §3.1). */
+ * never through an exported symbol (docs/GPU_INTERNALS.md §2 item 7). */
 cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **fn, unsigned long long flags,
                                     int *status)
 {

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT
  *
  * fake_hip.c - a test double of the HIP runtime, built as libamdhip64.so.6
- * with the version nodes of ROCm's clr (hip_4.2, hip_5.1, hip_6.1; gpu.md
- * §4.1), so that our unversioned hooks must bind versioned references.
+ * with the version nodes of ROCm's clr (hip_4.2, hip_5.1, hip_6.1; docs/GPU_INTERNALS.md
+ * §9 item 1), so that our unversioned hooks must bind versioned references.
  * hipGetProcAddress is dlsym on the runtime's own handle, as clr implements
- * it (gpu.md §4.2): that path bypasses every preload. Device memory is fake
+ * it (docs/GPU_INTERNALS.md §9 item 2): that path bypasses every preload. Device memory is fake
  * VA from a bump allocator; pinned host memory is mmap. A test double: it
  * may lock and allocate.
  */

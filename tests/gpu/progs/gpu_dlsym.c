@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
  * gpu_dlsym.c - reaches the driver the ways that bypass PLT interposition
- * (gpu.md §2.2): the program does not link libcuda; it dlopens it RTLD_LOCAL
+ * (docs/GPU_INTERNALS.md §2 item 6): the program does not link libcuda; it dlopens it RTLD_LOCAL
  * and then
  *   1. dlsym(handle, "cuMemAlloc_v2"/"cuMemFree_v2"): 1 MiB, freed;
  *   2. dlsym(handle, "cuGetProcAddress") (4 arguments, CUDA 11.3-11.8) ->

@@ -2,7 +2,7 @@
  *
  * gpu_early_lib.c - libgpu_early.so: allocates and frees 1 MiB through the
  * (fake) CUDA runtime from its constructor, which the loader may run before
- * or after libtracker.so's own (gpu.md §2.5 item 8: the runtime can resolve
+ * or after libtracker.so's own (docs/GPU_INTERNALS.md §3 item 8: the runtime can resolve
  * driver entry points from another library's constructor). Either way the
  * program must run normally; the pair is recorded whole or not at all.
  */

@@ -4,7 +4,7 @@
  * cuMemAlloc_v2 through its PLT. Loaded RTLD_LOCAL by gpu_local, the call
  * binds to the preload's hook (global scope first), whose dlsym(RTLD_NEXT)
  * cannot see the local libcuda: the RTLD_NOLOAD fallback must find it
- * (gpu.md §2.5 item 3).
+ * (docs/GPU_INTERNALS.md §3 item 3).
  */
 #include "../fake/fake_api.h"
 

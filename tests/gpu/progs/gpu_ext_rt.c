@@ -2,7 +2,7 @@
  *
  * gpu_ext_rt.c - libgpu_ext_rt.so: a "Python extension" that links the
  * (fake) CUDA runtime; gpu_local dlopens it RTLD_LOCAL, so the runtime and
- * the driver it dlopens are outside the global scope (gpu.md §2.1 item 4).
+ * the driver it dlopens are outside the global scope (docs/GPU_INTERNALS.md §2 item 4).
  */
 #include "../fake/fake_api.h"
 

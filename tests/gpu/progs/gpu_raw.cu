@@ -3,7 +3,7 @@
 // gpu_raw.cu - the raw CUDA program of tests/gpu/run_on_gpu.sh, built with
 // nvcc's default (static) runtime, so every allocation reaches the driver
 // through cuGetProcAddress_v2 and nothing through a PLT the preload could
-// interpose (gpu.md §0 items 1-2). On device 0, in this order:
+// interpose (docs/GPU_INTERNALS.md §1 items 1-2). On device 0, in this order:
 //   cudaMalloc 64 MiB (scratch_buffer), cudaMalloc 16 MiB (keep_buffer),
 //   cudaMallocHost 1 MiB (pinned), cudaMallocAsync 8 MiB on a stream;
 // then frees everything but the 16 MiB buffer, and waits 500 ms so that the

@@ -85,7 +85,7 @@ static void *entry(const char *name)
     return fn;
 }
 
-/* What PyTorch's expandable segments do (gpu.md §3.1). */
+/* What PyTorch's expandable segments do (docs/GPU_INTERNALS.md §8 item 3). */
 __attribute__((noinline)) static void expandable_segment(void)
 {
     CUresult (*reserve)(CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long) =

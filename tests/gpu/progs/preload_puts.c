@@ -3,7 +3,7 @@
  * preload_puts.c - libpreload_puts.so: another preloaded tool that wraps
  * puts with the standard dlsym(RTLD_NEXT, "puts"). If our dlsym interposer
  * forwarded RTLD_NEXT from its own frame, this lookup would return this
- * very puts (the next object after libtracker.so) and recurse (gpu.md §2.1
+ * very puts (the next object after libtracker.so) and recurse (docs/GPU_INTERNALS.md §2
  * item 5): it says so and exits 3 instead.
  */
 #include <dlfcn.h>

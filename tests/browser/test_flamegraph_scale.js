@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 //
-// test_flamegraph_perf.js - the flamegraph page at scale: a report of a
-// capture of ten million events is written in seconds and stays under
-// 10 MB, pages open in under 2 s in headless chromium, a view of about
-// 100 000 frames redraws and answers the mouse quickly, and the size budget
-// raises the merge threshold when it must. Prints the figures measured
-// ("figure: ..."). Must not: reach the network.
+// test_flamegraph_scale.js - the flamegraph page at scale, functionally: a
+// report of a capture of ten million events stays under 10 MB, large pages
+// open and draw, temporal rows stay exact when buckets are halved, a view of
+// about 100 000 frames draws them all and answers the mouse (tooltip, zoom),
+// and the size budget raises the merge threshold when it must. Nothing here
+// is timed: CI is a loaded 2-core machine, where a wall-clock threshold
+// fails at random. The timings live in bench/flamegraph_page.js. Must not:
+// reach the network.
 'use strict';
 const L = require('./lib');
 const { assert, fs } = L;
@@ -34,15 +36,13 @@ async function setup() {
 }
 
 const tests = [
-  ['a 10M-event capture is reported in seconds, under 10 MB', async (ctx, env) => {
+  ['a 10M-event capture is reported under 10 MB', async (ctx, env) => {
     assert.ok(env.stats.events >= 10000000, 'events: ' + env.stats.events);
     figure(env.stats.events + ' events, capture ' + (env.manyBytes / 1e6).toFixed(1) + ' MB');
     for (const [k, r] of [['peak', env.manyPeak], ['--temporal --threads', env.manyTemporal],
       ['--allocated --inverted --threshold 0', env.manyAllocated]]) {
       const size = fs.statSync(r.file).size;
-      figure('tracker flamegraph ' + k + ': ' + (r.ms / 1000).toFixed(2) + ' s, page ' +
-        (size / 1e6).toFixed(2) + ' MB');
-      assert.ok(r.ms < 60000, k + ' took ' + r.ms + ' ms');
+      figure('tracker flamegraph ' + k + ': page ' + (size / 1e6).toFixed(2) + ' MB');
       assert.ok(size < MB10, k + ' page is ' + size + ' bytes');
     }
     env.cleanup();
@@ -62,64 +62,42 @@ const tests = [
     }
   }],
 
-  ['pages open in under 2 s', async (ctx, env) => {
+  ['large pages open, draw and stay silent', async (ctx, env) => {
     for (const [k, r] of [['10M events, peak', env.manyPeak], ['10M events, temporal', env.manyTemporal],
       ['100k frames', env.wide]]) {
-      // The first open pays for starting the renderer; count the second.
-      let o = await L.open(ctx, r.file);
-      await o.page.close();
-      o = await L.open(ctx, r.file);
-      figure('open ' + k + ' (' + (fs.statSync(r.file).size / 1e6).toFixed(2) + ' MB): ' + o.loadMs + ' ms');
-      assert.ok(o.loadMs < 2000, k + ': ' + o.loadMs + ' ms');
+      const o = await L.open(ctx, r.file);
+      const st = await o.page.evaluate(() => window.trkTest.stats());
+      assert.ok(st.frames > 0, k + ': frames drawn: ' + st.frames);
       L.clean(o.log);
       await o.page.close();
     }
   }],
 
-  ['about 100 000 visible frames stay smooth', async (ctx, env) => {
+  ['about 100 000 visible frames: all drawn, hover and zoom work', async (ctx, env) => {
     const { page, log } = await L.open(ctx, env.wide.file);
     const st = await page.evaluate(() => window.trkTest.stats());
     assert.ok(st.frames >= 95000, 'frames drawn: ' + st.frames);
-    // Full redraws, each flushed to pixels (canvas drawing is deferred).
-    const ms = await page.evaluate(() => {
-      const c = document.getElementById('flame-canvas');
-      const out = [];
-      for (let i = 0; i < 5; i++) {
-        const t0 = performance.now();
-        window.trkTest.redraw();
-        c.getContext('2d').getImageData(0, 0, 1, 1);
-        out.push(performance.now() - t0);
-      }
-      return out.sort((a, b) => a - b)[2];
+    // A full redraw flushed to pixels draws the same frames again.
+    const again = await page.evaluate(() => {
+      window.trkTest.redraw();
+      document.getElementById('flame-canvas').getContext('2d').getImageData(0, 0, 1, 1);
+      return window.trkTest.stats().frames;
     });
-    figure(st.frames + ' frames: redraw ' + ms.toFixed(1) + ' ms (median of 5, to pixels)');
-    assert.ok(ms < 500, 'redraw ' + ms + ' ms');
-    // Hover over the deepest rows, where frames are 1.3 px wide: hit test,
-    // outline and tooltip, timed inside the page (100 synthetic moves) ...
+    assert.strictEqual(again, st.frames);
+    // Hover over the deepest rows, where frames are 1.3 px wide: the
+    // tooltip names a frame of the chain.
     await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
     const r = await page.evaluate(() => window.trkTest.canvasRect());
     const y = Math.min(r.bottom, 900) - 30;
-    const hover = await page.evaluate(([r, y]) => {
-      const c = document.getElementById('flame-canvas');
-      const t0 = performance.now();
-      for (let i = 0; i < 100; i++)
-        c.dispatchEvent(new MouseEvent('mousemove', { clientX: r.left + (i * r.width) / 100, clientY: y, bubbles: true }));
-      return (performance.now() - t0) / 100;
-    }, [r, y]);
-    figure('hover: ' + hover.toFixed(2) + ' ms per mouse move (hit test, outline, tooltip)');
-    assert.ok(hover < 16, 'hover ' + hover + ' ms');
-    // ... and once with the real mouse: the tooltip shows.
     await page.mouse.move(r.left + r.width / 3, y);
     assert.ok(await page.isVisible('#tip'), 'tooltip');
     assert.match(await page.textContent('#tip'), /chain/);
     await page.evaluate(() => window.scrollTo(0, 0));
     const left = await L.frame(page, 'left', (f) => f.depth === 6);
-    const t1 = Date.now();
     await L.clickFrame(page, left);
     await page.evaluate(() => new Promise((res) => requestAnimationFrame(res)));
     const zoom = await page.evaluate(() => window.trkTest.stats());
-    figure('zoom click to painted: ' + (Date.now() - t1) + ' ms (' + zoom.frames + ' frames; layout ' +
-      zoom.layoutMs.toFixed(1) + ' ms, draw calls ' + zoom.drawMs.toFixed(1) + ' ms)');
+    assert.ok(zoom.frames > 0 && zoom.frames < st.frames, 'zoomed frames: ' + zoom.frames);
     assert.strictEqual((await L.state(page)).zoom, 'left');
     await page.keyboard.press('Escape');
     await L.shot(page, 'wide');
