@@ -21,7 +21,7 @@
 #define TRK_FMT_VERSION 3
 /* The oldest version this reader still reads: version 2 only added records
  * (Python frames, imports, marks) and allocator ids, version 3 the C++
- * allocator ids, so a version 1 or 2 file is a
+ * allocator ids and the FORK header TLV, so a version 1 or 2 file is a
  * valid version 3 file. */
 #define TRK_FMT_VERSION_MIN 1
 
@@ -58,6 +58,8 @@ enum trk_tlv_tag {
     TRK_TLV_HOST = 3,    /* hostname */
     TRK_TLV_CWD = 4,     /* working directory at start */
     TRK_TLV_VERSION = 5, /* tracker version string that wrote the file */
+    TRK_TLV_FORK = 6,    /* fork child: u64 fork seq, u32 parent pid, parent capture's file
+                          * name (in this file's directory); since version 3 */
 };
 
 enum trk_option_bit {
