@@ -40,6 +40,12 @@ struct trk_reader_info {
     const char *host;
     const char *cwd;
     const char *writer_version;
+    /* A forked child's capture (FORK TLV, format 3): the parent image's
+     * capture file (a name in this file's directory), the parent's pid and
+     * the seq counter at the fork. fork_seq 0 and fork_parent "" otherwise. */
+    uint64_t fork_seq;
+    uint32_t fork_parent_pid;
+    const char *fork_parent;
 };
 
 enum trk_event_type {
@@ -83,6 +89,12 @@ enum trk_event_type {
 /* ALLOC, FREE, MMAP, MUNMAP, MREMAP_*: made by the GPU driver itself, inside a
  * GPU call of the same thread (between its GPU_ENTER and GPU_EXIT records). */
 #define TRK_EVF_GPU_DRIVER 0x10
+/* ALLOC: not an allocation of this process but a block it inherited live
+ * from its parent at fork (docs/FORMAT.md §6). The reader emits these
+ * before the file's own events, in the parent's seq order, with the
+ * parent's seq, addr, size and kind, stack 0, tid the child's pid and ts the
+ * child's clock base. They count as live memory, never as allocations. */
+#define TRK_EVF_INHERITED 0x20
 
 /* One event. Halves of a REALLOC record are a FREE of the old address at seq
  * then an ALLOC of the new one at seq2, both with the record's kind and
@@ -186,6 +198,13 @@ struct trk_reader_status {
     uint64_t order_violations;  /* events released after a larger seq (corrupt order) */
     uint64_t bad_stacks;        /* STACK records ignored (id out of range) */
     uint64_t bad_modules;       /* MODULE records ignored (past the sanity cap) */
+    /* A forked child's inherited heap (TRK_EVF_INHERITED events): blocks
+     * and requested bytes emitted; inherited_missing when the capture is a
+     * fork child's but its parent's capture could not be read (see
+     * trk_reader_inherit_error): the inherited heap is then unknown. */
+    uint64_t inherited_blocks;
+    uint64_t inherited_bytes;
+    bool inherited_missing;
 };
 
 /* Opens the capture at path and reads its header. Returns 0 and sets *out,
@@ -261,6 +280,14 @@ void trk_reader_progress(const struct trk_reader *r, uint64_t *done, uint64_t *t
 
 /* The last read error ("x.bin: read failed: ..."), or "" when none. */
 const char *trk_reader_error(const struct trk_reader *r);
+
+/* Why the inherited heap of a fork child's capture is unknown ("" when it
+ * is not, or before the first trk_reader_next); valid until close. */
+const char *trk_reader_inherit_error(const struct trk_reader *r);
+
+/* Whether to replay a fork child's parent capture into TRK_EVF_INHERITED
+ * events (default true); call before the first trk_reader_next. */
+void trk_reader_set_inherit(struct trk_reader *r, bool on);
 
 /* The name of an event type ("alloc", ...), "unknown" otherwise; never NULL. */
 const char *trk_event_type_name(unsigned type);

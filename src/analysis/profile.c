@@ -11,6 +11,7 @@
  * itself (the reader does), symbolize, allocate per event, or trust event
  * contents (sizes and addresses are arbitrary).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -187,12 +188,57 @@ static __attribute__((noinline)) void driver_alloc(struct trk_prof_ctx *c,
     alloc_block(c, e, trk_prof_cls(TRK_SPACE_HEAP, 0, TRK_SITE_GPU_DRIVER), true);
 }
 
+/* A block a fork child inherited live from its parent (TRK_EVF_INHERITED):
+ * live memory from the start, in the peak and the leaks until freed, but no
+ * allocation of this process. It sits at its site (stack 0: the parent's
+ * stacks are not in this file) like any live block. */
+static __attribute__((noinline)) void inherited_alloc(struct trk_prof_ctx *c,
+                                                      const struct trk_event *e)
+{
+    struct trk_stats *st = c->st;
+    st->inherited_allocations++;
+    st->inherited_bytes += e->size;
+    uint32_t ti = trk_prof_thread_of(c, e->tid);
+    if (ti == TRK_PROF_NONE)
+        return;
+    uint32_t si = trk_prof_site_of(c, ti, e->stack, TRK_SPACE_HEAP);
+    if (si == TRK_PROF_NONE)
+        return;
+    uint64_t rel = trk_prof_rel(c, e->ts);
+    struct trk_timeline_point *pt = trk_prof_tl_at(c, rel);
+    uint64_t size = e->size > TRK_LIVE_SIZE_MASK ? TRK_LIVE_SIZE_MASK : e->size;
+    struct trk_live_block blk = {.size = size,
+                                 .ts = e->ts,
+                                 .ord = c->threads[ti].nallocs,
+                                 .site = si},
+                          old;
+    int rc = trk_live_map_put(&c->live, e->addr, &blk, &old);
+    if (rc < 0) {
+        c->oom = true;
+        return;
+    }
+    if (rc == 1)
+        drop_replaced(c, &old);
+    trk_prof_site_add(c, &c->sites[si], size, 1);
+    c->live_bytes += size;
+    if (c->live_bytes > st->peak_heap_bytes) {
+        st->peak_heap_bytes = c->live_bytes;
+        new_max(c, TRK_SPACE_HEAP, rel);
+    }
+    if (c->live_bytes > pt->heap)
+        pt->heap = c->live_bytes;
+}
+
 static void on_alloc(struct trk_prof_ctx *c, const struct trk_event *e)
 {
-    if (__builtin_expect(e->flags & TRK_EVF_GPU_DRIVER, 0))
-        driver_alloc(c, e);
-    else
+    if (__builtin_expect(e->flags & (TRK_EVF_GPU_DRIVER | TRK_EVF_INHERITED), 0)) {
+        if (e->flags & TRK_EVF_INHERITED)
+            inherited_alloc(c, e);
+        else
+            driver_alloc(c, e);
+    } else {
         alloc_block(c, e, TRK_SPACE_HEAP, false);
+    }
 }
 
 /* Temporary: freed on the allocating thread before it made temp_allocs
@@ -569,6 +615,8 @@ static void finish_totals(struct trk_prof_ctx *c, struct trk_reader *r)
     st->broken_streams = rs->broken_streams;
     st->bytes_lost = rs->bytes_lost;
     st->events = rs->events;
+    st->inherited_missing = rs->inherited_missing;
+    snprintf(st->inherit_error, sizeof(st->inherit_error), "%s", trk_reader_inherit_error(c->r));
     uint64_t end = rs->end_seen ? rs->end_ts : c->last_ts;
     st->duration_s = end > in->clock_base ? (double)(end - in->clock_base) / 1e9 : 0.0;
     p->end_t_ns = trk_prof_rel(c, end);

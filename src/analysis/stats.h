@@ -68,7 +68,15 @@ struct trk_stats {
     uint64_t peak_heap_bytes; /* highest live requested bytes */
     uint64_t leaked_bytes;    /* live at the end (see leaks_at_script_end) */
     uint64_t leaked_allocations;
-    uint64_t unmatched_frees;   /* frees of addresses not live (changed nothing) */
+    uint64_t unmatched_frees; /* frees of addresses not live (changed nothing) */
+    /* A fork child's blocks inherited live from its parent (counted in the
+     * peak and the leaks, not in allocations); inherited_missing when the
+     * child's capture says it was forked but the parent's capture could not
+     * be read (inherit_error says why): frees of inherited blocks are then
+     * unmatched. */
+    uint64_t inherited_allocations, inherited_bytes;
+    bool inherited_missing;
+    char inherit_error[512];
     uint64_t mmap_peak_bytes;   /* highest live anonymous mapped bytes */
     uint64_t mmap_leaked_bytes; /* anonymous bytes still mapped at the end */
     uint64_t rss_peak_bytes;    /* highest anon + file over RSS samples */

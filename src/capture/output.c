@@ -187,6 +187,33 @@ static uint8_t *put_tlv(uint8_t *p, uint8_t *end, unsigned tag, const void *data
     return p + 8 + len;
 }
 
+/* A fork child's capture names the capture of the image it was forked from
+ * and the seq counter at the fork (docs/FORMAT.md §1, FORK TLV): the parent's
+ * events below that seq are the heap the child inherited. Costs nothing at
+ * run time; the reader replays them. */
+static struct {
+    int set;
+    uint32_t parent_pid;
+    uint64_t seq;
+    size_t name_len;
+    char name[256];
+} fork_ref;
+
+static void note_fork_parent(void)
+{
+    fork_ref.set = 0;
+    const char *slash = strrchr(out_path, '/');
+    const char *base = slash ? slash + 1 : out_path;
+    size_t n = strlen(base);
+    if (n == 0 || n > sizeof(fork_ref.name))
+        return;
+    memcpy(fork_ref.name, base, n);
+    fork_ref.name_len = n;
+    fork_ref.parent_pid = trk_get_le32(header + 16); /* the parent's header, still in memory */
+    fork_ref.seq = atomic_load(&trk_seq);            /* no event of the child has taken one yet */
+    fork_ref.set = 1;
+}
+
 static int write_header(long root_pid)
 {
     struct timespec rt, mono;
@@ -226,6 +253,13 @@ static int write_header(long root_pid)
     if (getcwd(buf, sizeof(buf)))
         p = put_tlv(p, end, TRK_TLV_CWD, buf, strlen(buf));
     p = put_tlv(p, end, TRK_TLV_VERSION, TRK_VERSION, strlen(TRK_VERSION));
+    if (fork_ref.set) {
+        uint8_t fk[12 + sizeof(fork_ref.name)];
+        trk_put_le64(fk, fork_ref.seq);
+        trk_put_le32(fk + 8, fork_ref.parent_pid);
+        memcpy(fk + 12, fork_ref.name, fork_ref.name_len);
+        p = put_tlv(p, end, TRK_TLV_FORK, fk, 12 + fork_ref.name_len);
+    }
 
     uint32_t len = (uint32_t)(p - h) + 4;
     trk_put_le32(h + 12, len);
@@ -313,6 +347,8 @@ int trk_output_open(int is_fork_child)
         if (fd >= 0)
             memcpy(out_path, root, strlen(root) + 1);
     } else {
+        if (is_fork_child)
+            note_fork_parent(); /* before out_path becomes the child's */
         fd = open_sibling(root);
     }
     if (fd < 0) {

@@ -82,8 +82,11 @@ static void print_warnings(const struct trk_stats *s)
     if (s->broken_streams || s->bytes_lost)
         printf("warning: %s thread streams broke; %s bytes of records could not be decoded\n",
                grouped(s->broken_streams, g, sizeof(g)), grouped(s->bytes_lost, g2, sizeof(g2)));
+    if (s->inherited_missing)
+        printf("warning: forked child, %s; frees of inherited blocks count as unmatched\n",
+               s->inherit_error);
     if (s->truncated || s->lost_events || s->checksum_failures || s->bad_chunks ||
-        s->broken_streams || s->bytes_lost)
+        s->broken_streams || s->bytes_lost || s->inherited_missing)
         printf("\n");
 }
 
@@ -364,6 +367,9 @@ static void print_json(const struct trk_stats *s, bool gpu_only)
     trk_rjson_u64(&j, "exit_leaked_bytes", s->exit_leaked_bytes);
     trk_rjson_u64(&j, "exit_leaked_allocations", s->exit_leaked_allocations);
     trk_rjson_u64(&j, "unmatched_frees", s->unmatched_frees);
+    trk_rjson_u64(&j, "inherited_allocations", s->inherited_allocations);
+    trk_rjson_u64(&j, "inherited_bytes", s->inherited_bytes);
+    trk_rjson_bool(&j, "inherited_missing", s->inherited_missing);
     trk_rjson_u64(&j, "mmap_peak_bytes", s->mmap_peak_bytes);
     trk_rjson_u64(&j, "mmap_leaked_bytes", s->mmap_leaked_bytes);
     trk_rjson_u64(&j, "rss_peak_bytes", s->rss_peak_bytes);

@@ -18,10 +18,11 @@
 /* The format version. Bump it when a reader of the previous version would
  * misread a new file; readers refuse files whose version is newer than theirs,
  * naming both versions. */
-#define TRK_FMT_VERSION 2
+#define TRK_FMT_VERSION 3
 /* The oldest version this reader still reads: version 2 only added records
- * (Python frames, imports, marks) and allocator ids, so a version 1 file is a
- * valid version 2 file. */
+ * (Python frames, imports, marks) and allocator ids, version 3 the C++
+ * allocator ids and the FORK header TLV, so a version 1 or 2 file is a
+ * valid version 3 file. */
 #define TRK_FMT_VERSION_MIN 1
 
 /* ---- File header -------------------------------------------------------
@@ -57,6 +58,8 @@ enum trk_tlv_tag {
     TRK_TLV_HOST = 3,    /* hostname */
     TRK_TLV_CWD = 4,     /* working directory at start */
     TRK_TLV_VERSION = 5, /* tracker version string that wrote the file */
+    TRK_TLV_FORK = 6,    /* fork child: u64 fork seq, u32 parent pid, parent capture's file
+                          * name (in this file's directory); since version 3 */
 };
 
 enum trk_option_bit {
@@ -180,7 +183,14 @@ enum trk_alloc_kind {
     TRK_ALLOC_PYCALLOC = 19,
     TRK_ALLOC_PYREALLOC = 20,
     TRK_ALLOC_PYFREE = 21,
-    TRK_ALLOC_KIND_MAX = 21,
+    /* C++ operator new and delete, every form (nothrow, align_val_t and
+     * sized ones included) under the kind of its family; since version 3.
+     * What the runtime gets from malloc underneath is not recorded again. */
+    TRK_ALLOC_NEW = 22,
+    TRK_ALLOC_NEW_ARRAY = 23,
+    TRK_ALLOC_DELETE = 24,
+    TRK_ALLOC_DELETE_ARRAY = 25,
+    TRK_ALLOC_KIND_MAX = 25,
 };
 
 /* Which API a GPU record came from (the api byte). */

@@ -29,6 +29,10 @@ static const char *const kind_names[TRK_ALLOC_KIND_MAX + 1] = {
     [TRK_ALLOC_PYCALLOC] = "pycalloc",
     [TRK_ALLOC_PYREALLOC] = "pyrealloc",
     [TRK_ALLOC_PYFREE] = "pyfree",
+    [TRK_ALLOC_NEW] = "new",
+    [TRK_ALLOC_NEW_ARRAY] = "new[]",
+    [TRK_ALLOC_DELETE] = "delete",
+    [TRK_ALLOC_DELETE_ARRAY] = "delete[]",
 };
 
 const char *trk_alloc_kind_name(unsigned kind)

@@ -105,6 +105,8 @@ TRK_EXPORT void *dlopen(const char *file, int mode)
     void *h = dlopen_for(file, mode, __builtin_return_address(0));
     if (h) {
         snapshot_if_changed();
+        if (atomic_load(&trk_active))
+            trk_check_allocators(h);
         trk_py_after_dlopen();
     }
     return h;

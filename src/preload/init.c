@@ -123,6 +123,7 @@ __attribute__((constructor)) static void trk_preload_init(void)
     atexit(on_exit_flush);
     fork_hooked = pthread_atfork(fork_prepare, fork_parent, fork_child) == 0;
     trk_py_init();
+    trk_check_allocators(NULL);
     trk_tl_guard = 0;
     struct trk_thread *t = trk_enter();
     if (t) {

@@ -74,6 +74,11 @@ static inline int trk_boot_owns(const void *p)
            (const char *)p < trk_boot_arena + TRK_BOOT_ARENA_SIZE;
 }
 
+/* Says once on stderr when an allocator whose own entry points are not
+ * hooked is loaded (hooks_cxx.c): in the whole process when handle is NULL,
+ * else in the object just dlopen'ed. */
+void trk_check_allocators(void *handle) TRK_HIDDEN;
+
 /* Environment that exec'd children must see to be traced (hooks_proc.c). */
 void trk_env_capture(void) TRK_HIDDEN;
 

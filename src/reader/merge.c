@@ -209,6 +209,11 @@ static int take_run(struct trk_reader *r, struct trk_event *evs, int max)
 
 int trk_reader_next_batch(struct trk_reader *r, struct trk_event *evs, int max)
 {
+    if (__builtin_expect(r->inherit_state != INHERIT_DONE, 0)) {
+        int k = trk_inherit_next(r, evs, max);
+        if (k != 0)
+            return k;
+    }
     int n = 0;
     while (n < max) {
         if (r->heap_len > 0) {

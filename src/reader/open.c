@@ -104,6 +104,16 @@ static int parse_tlvs(struct trk_reader *r, const uint8_t *h, size_t hlen)
         case TRK_TLV_VERSION:
             r->info.writer_version = take_string(&at, v, len);
             break;
+        case TRK_TLV_FORK:
+            /* A malformed one is ignored like an unknown tag: the file is
+             * still this process's, only its inheritance is unknown. */
+            if (len > 12 && len - 12 < 256 && !memchr(v + 12, '/', len - 12) &&
+                !memchr(v + 12, '\0', len - 12) && trk_get_le64(v) > 0) {
+                r->info.fork_seq = trk_get_le64(v);
+                r->info.fork_parent_pid = trk_get_le32(v + 8);
+                r->info.fork_parent = take_string(&at, v + 12, len - 12);
+            }
+            break;
         default:
             break; /* unknown tags are skipped by design */
         }
@@ -180,9 +190,11 @@ static int read_header(struct trk_reader *r)
     in->session = trk_get_le64(h + 48);
     in->max_depth = trk_get_le32(h + 56);
     in->options = trk_get_le32(h + 60);
-    in->exe = in->host = in->cwd = in->writer_version = "";
+    in->exe = in->host = in->cwd = in->writer_version = in->fork_parent = "";
     if (parse_tlvs(r, h, hlen) < 0)
         return -1;
+    if (!in->fork_seq)
+        r->inherit_state = INHERIT_DONE;
     s->pos += hlen;
     return 0;
 }
@@ -291,6 +303,7 @@ void trk_reader_close(struct trk_reader *r)
     trk_src_free(&r->src);
     trk_decode_free(r);
     trk_merge_free(r);
+    trk_inherit_free(r);
     free(r->info.argv);
     free(r->info_strings);
     free(r->name);

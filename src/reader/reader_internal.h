@@ -123,7 +123,19 @@ struct trk_reader {
     struct trk_pycode *pycodes; /* index: PY_CODE id; name NULL = undefined */
     size_t pycodes_cap;
     size_t pycodes_defined;
+
+    /* A fork child's inherited heap (inherit.c). */
+    int inherit_state;      /* INHERIT_* */
+    unsigned inherit_depth; /* captures followed to reach this one */
+    struct trk_event *inh;  /* the events to emit, in seq order */
+    size_t inh_len, inh_pos;
+    char inherit_err[512];
 };
+
+enum { INHERIT_PENDING = 0, INHERIT_EMITTING = 1, INHERIT_DONE = 2 };
+
+/* Fork parents followed at most (a chain of forks, or a corrupt loop). */
+#define TRK_INHERIT_DEPTH_MAX 64
 
 /* source.c */
 void trk_src_init(struct trk_src *s, int fd);
@@ -141,6 +153,12 @@ void trk_decode_piece(struct trk_reader *r, struct trk_chunk *c, const uint8_t *
 /* A piece whose payload is unusable: its stream cannot continue. */
 void trk_decode_lost_piece(struct trk_reader *r, struct trk_chunk *c);
 void trk_decode_free(struct trk_reader *r);
+
+/* inherit.c */
+/* Emits up to max inherited-block events first; 0 once there are none
+ * (left) to emit. */
+int trk_inherit_next(struct trk_reader *r, struct trk_event *evs, int max);
+void trk_inherit_free(struct trk_reader *r);
 
 /* merge.c */
 /* Called after events were appended to stream s whose queue was empty. */

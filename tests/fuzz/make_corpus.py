@@ -454,6 +454,57 @@ def synthetic_order_violation():
     return bytes(f)
 
 
+def fork_tlv(seq, parent_pid, name):
+    return (6, struct.pack("<QI", seq, parent_pid) + name)
+
+
+def synthetic_fork_parent():
+    """A parent image: blocks live and freed before and after the fork at
+    seq 10 (syn_fork_child names this file)."""
+    st = Stream()
+    st.thread(1, 1, 1000)
+    for i in range(2, 8):
+        st.alloc(1, i, i, 0x1000 * i, 100 * i, 0)
+    st.free(13, 8, 8, 0x2000)
+    st.realloc(3, 9, 11, 9, 0x3000, 0x9000, 50, 0)  # its release before the fork
+    st.free(13, 12, 12, 0x4000)                     # after the fork: still inherited
+    return header(version=3) + chunk(DATA, st.take(), stream=1) + end_chunk()
+
+
+def synthetic_fork_child():
+    """A fork child of syn_fork_parent (FORK TLV, format 3) freeing inherited
+    blocks and one it never had."""
+    st = Stream()
+    st.thread(10, 20, 1001)
+    st.free(13, 11, 21, 0x4000)
+    st.free(24, 12, 22, 0x5000)
+    st.free(13, 13, 23, 0xdead0)
+    st.alloc(22, 14, 24, 0x8000, 64, 0)
+    st.free(25, 15, 25, 0x8000)
+    tl = [(1, b"prog\0"), fork_tlv(10, 1000, b"syn_fork_parent.bin")]
+    return header(pid=1001, ppid=1000, tlvs=tl, version=3) + chunk(DATA, st.take(), stream=1) \
+        + end_chunk()
+
+
+def synthetic_fork_self():
+    """A FORK TLV naming the file itself: the reader must stop following."""
+    st = Stream()
+    st.thread(10, 20, 1001)
+    st.alloc(1, 11, 21, 0x1000, 8, 0)
+    tl = [fork_tlv(12, 1001, b"syn_fork_self.bin")]
+    return header(pid=1001, tlvs=tl, version=3) + chunk(DATA, st.take(), stream=1) + end_chunk()
+
+
+def synthetic_fork_bad_tlv():
+    """FORK TLVs a writer never makes (short, a path, seq 0): ignored."""
+    tl = [(6, b"\1\0"), fork_tlv(5, 1, b"../x.bin"), fork_tlv(0, 1, b"x.bin"),
+          fork_tlv(5, 1, b"a\0b")]
+    st = Stream()
+    st.thread(1, 1, 1)
+    st.free(13, 2, 2, 0x1000)
+    return header(tlvs=tl, version=3) + chunk(DATA, st.take(), stream=1) + end_chunk()
+
+
 def synthetic_huge_values():
     """Saturating arithmetic in stats: sizes and addresses near 2^64."""
     st = Stream()
@@ -688,7 +739,9 @@ def main():
                      ("exec_then_more", synthetic_exec_then_more),
                      ("order_violation", synthetic_order_violation),
                      ("huge_values", synthetic_huge_values),
-                     ("many_remaps", synthetic_many_remaps), ("gpu", synthetic_gpu)):
+                     ("many_remaps", synthetic_many_remaps), ("gpu", synthetic_gpu),
+                     ("fork_parent", synthetic_fork_parent), ("fork_child", synthetic_fork_child),
+                     ("fork_self", synthetic_fork_self), ("fork_bad_tlv", synthetic_fork_bad_tlv)):
         write(rdir, "syn_" + name, fn(), written)
     for name, data in record_seeds():
         write(cdir, "syn_" + name, data, written)

@@ -3,7 +3,8 @@
 """test_allocators.py - every allocation entry point is counted under its
 own name with the exact requested bytes: the C API (progs/allocators.c) and
 C++ operator new/delete in all forms (progs/cxx_new.cpp, built against the
-shared and the static libstdc++)."""
+shared libstdc++, where they are recorded as new/delete, and the static one,
+where they are bound inside the program and reach the C allocator)."""
 
 import os
 import sys
@@ -62,15 +63,20 @@ def test_c_allocators(env):
     eq(s3["lost_events"], 0, "lost_events")
 
 
-# One repetition of progs/cxx_new.cpp. Unaligned forms reach malloc; aligned
-# ones (align_val_t) reach libstdc++'s aligned allocation path, whichever C
-# aligned entry point it uses; every delete reaches free.
+# One repetition of progs/cxx_new.cpp. With the shared libstdc++ the calls
+# reach the interposed operator new/delete and are recorded under new, new[],
+# delete and delete[] (what libstdc++ asks malloc for underneath is not
+# recorded again). With -static-libstdc++ operator new is bound inside the
+# executable: unaligned forms reach malloc, aligned ones libstdc++'s aligned
+# allocation path, whichever C aligned entry point it uses, every delete free.
 CXX_UNALIGNED = [4, 100, 4, 50, 1000, 2000, 24]
 CXX_ALIGNED = [128, 256, 512, 1024]
+CXX_NEW = [4, 4, 1000, 24, 128, 512]          # new int, nothrow new, ::operator new ...
+CXX_NEW_ARRAY = [100, 50, 2000, 256, 1024]    # new char[], new A64[2], ::operator new[] ...
 ALIGNED_FAMILY = ("aligned_alloc", "posix_memalign", "memalign")
 
 
-def check_cxx(env, name):
+def check_cxx(env, name, static):
     prog = env.prog(name)
     reps = 5
     s5, _ = env.traced([prog, str(reps)])
@@ -81,25 +87,39 @@ def check_cxx(env, name):
     eq(diff(s5, s0, "frees"), n * reps, "%s: frees difference" % name)
     eq(diff(s5, s0, "bytes_allocated"), nbytes * reps, "%s: bytes_allocated difference" % name)
     eq(diff(s5, s0, "leaked_bytes"), 0, "%s: leaked_bytes difference" % name)
-    m5, m0 = alloc_entry(s5, "malloc"), alloc_entry(s0, "malloc")
-    eq(m5["allocations"] - m0["allocations"], len(CXX_UNALIGNED) * reps,
+    eq(s5["unmatched_frees"], 0, "%s: unmatched_frees" % name)
+
+    def kdiff(kind):
+        a, b = alloc_entry(s5, kind), alloc_entry(s0, kind)
+        return {k: a[k] - b[k] for k in a}
+
+    if not static:
+        eq(kdiff("new"), {"allocations": len(CXX_NEW) * reps, "frees": 0,
+                          "bytes": sum(CXX_NEW) * reps}, "%s: new difference" % name)
+        eq(kdiff("new[]"), {"allocations": len(CXX_NEW_ARRAY) * reps, "frees": 0,
+                            "bytes": sum(CXX_NEW_ARRAY) * reps}, "%s: new[] difference" % name)
+        eq(kdiff("delete")["frees"], len(CXX_NEW) * reps, "%s: delete difference" % name)
+        eq(kdiff("delete[]")["frees"], len(CXX_NEW_ARRAY) * reps, "%s: delete[] difference" % name)
+        eq(kdiff("malloc")["allocations"], 0, "%s: malloc difference (new is not malloc)" % name)
+        eq(kdiff("free")["frees"], 0, "%s: free difference (delete is not free)" % name)
+        return
+    m = kdiff("malloc")
+    eq(m["allocations"], len(CXX_UNALIGNED) * reps,
        "%s: malloc allocations difference (plain, array and nothrow new)" % name)
-    eq(m5["bytes"] - m0["bytes"], sum(CXX_UNALIGNED) * reps, "%s: malloc bytes difference" % name)
+    eq(m["bytes"], sum(CXX_UNALIGNED) * reps, "%s: malloc bytes difference" % name)
     al = [alloc_entry(s5, a) for a in ALIGNED_FAMILY]
     eq(sum(e["allocations"] for e in al), len(CXX_ALIGNED) * reps,
        "%s: aligned allocations (absolute, aligned new only)" % name)
     eq(sum(e["bytes"] for e in al), sum(CXX_ALIGNED) * reps, "%s: aligned bytes" % name)
-    f5, f0 = alloc_entry(s5, "free"), alloc_entry(s0, "free")
-    eq(f5["frees"] - f0["frees"], n * reps, "%s: free() calls difference (every delete)" % name)
-    eq(s5["unmatched_frees"], 0, "%s: unmatched_frees" % name)
+    eq(kdiff("free")["frees"], n * reps, "%s: free() calls difference (every delete)" % name)
 
 
 def test_cxx_new_delete(env):
-    check_cxx(env, "cxx_new")
+    check_cxx(env, "cxx_new", static=False)
 
 
 def test_cxx_new_delete_static_libstdcxx(env):
-    check_cxx(env, "cxx_new_static")
+    check_cxx(env, "cxx_new_static", static=True)
 
 
 if __name__ == "__main__":

@@ -3,8 +3,9 @@
 """test_fork_exec.py - a traced process tree (progs/forker.c): two forked
 children (one leaving through exit(), one through _exit()) and a forked
 child that execs another traced program each write <stem>.<pid>.bin beside
-the root capture <stem>.bin, with exactly their own allocations; the
-parent's capture holds none of theirs."""
+the root capture <stem>.bin, with exactly their own allocations (and the
+parent's live blocks as inherited ones); the parent's capture holds none of
+theirs."""
 
 import glob
 import os
@@ -58,16 +59,26 @@ def test_fork_and_exec(env):
     eq(diff(parent, parent0, "leaked_bytes"), PN * PS, "parent leaked_bytes difference")
     eq(diff(parent, parent0, "bytes_allocated"), PN * PS, "parent bytes_allocated difference")
 
-    # Forked children start with an empty capture: the parent's blocks they
-    # inherited are not theirs, so their numbers are exact absolutely.
+    # Forked children: their own allocations are exact absolutely; the
+    # parent's blocks live at the fork are inherited (live, leaked if never
+    # freed, never allocations of the child): the parent's PN more than
+    # without them.
     for k in ("child_exit", "child_uexit"):
         eq(len(caps[k]), 1, "%s: one capture" % k)
+        sts = []
         for n, c in ((CN, caps[k][0]), (0, caps0[k][0])):
             st = env.stats(c)
+            sts.append(st)
             eq(st["allocations"], n, "%s (%s): allocations" % (k, c))
-            eq(st["leaked_allocations"], n, "%s (%s): leaked_allocations" % (k, c))
-            eq(st["leaked_bytes"], n * CS, "%s (%s): leaked_bytes" % (k, c))
+            eq(st["leaked_allocations"], n + st["inherited_allocations"],
+               "%s (%s): leaked_allocations (own + inherited)" % (k, c))
+            eq(st["leaked_bytes"], n * CS + st["inherited_bytes"],
+               "%s (%s): leaked_bytes (own + inherited)" % (k, c))
             eq(st["frees"], 0, "%s (%s): frees" % (k, c))
+            eq(st["inherited_missing"], False, "%s (%s): inherited_missing" % (k, c))
+        eq(diff(sts[0], sts[1], "inherited_allocations"), PN,
+           "%s: inherited_allocations difference" % k)
+        eq(diff(sts[0], sts[1], "inherited_bytes"), PN * PS, "%s: inherited_bytes difference" % k)
 
     # The exec'd program: its image is the last capture of that pid (an
     # earlier one, if any, is the forked image before exec, which allocated

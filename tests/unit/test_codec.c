@@ -205,7 +205,8 @@ static void test_alloc_golden_bytes(void **unused)
 static const char *const kind_names[] = {
     "", "malloc", "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc",
     "memalign", "valloc", "pvalloc", "mallocx", "rallocx", "xallocx", "free", "free_sized",
-    "free_aligned_sized", "dallocx", "sdallocx", "pymalloc", "pycalloc", "pyrealloc", "pyfree"};
+    "free_aligned_sized", "dallocx", "sdallocx", "pymalloc", "pycalloc", "pyrealloc", "pyfree",
+    "new", "new[]", "delete", "delete[]"};
 
 static void test_heap_all_kinds(void **unused)
 {
@@ -808,8 +809,8 @@ static void test_unknown_tags(void **unused)
             accepted++;
         }
     }
-    /* 23 plain tags (11 host, 7 GPU, 5 Python) + 3 classes x 21 kinds. */
-    assert_int_equal(accepted, 23 + 3 * 21);
+    /* 23 plain tags (11 host, 7 GPU, 5 Python) + 3 classes x 25 kinds. */
+    assert_int_equal(accepted, 23 + 3 * 25);
 }
 
 static void test_kind_zero_rejected(void **unused)
