@@ -569,6 +569,8 @@ static void finish_totals(struct trk_prof_ctx *c, struct trk_reader *r)
     st->broken_streams = rs->broken_streams;
     st->bytes_lost = rs->bytes_lost;
     st->events = rs->events;
+    st->missing_chunks = rs->missing_chunks;
+    st->ends_inside_chunk = rs->ends_inside_chunk;
     uint64_t end = rs->end_seen ? rs->end_ts : c->last_ts;
     st->duration_s = end > in->clock_base ? (double)(end - in->clock_base) / 1e9 : 0.0;
     p->end_t_ns = trk_prof_rel(c, end);

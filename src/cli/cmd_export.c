@@ -305,8 +305,13 @@ int trk_cmd_export(int argc, char **argv)
             rc = TRK_EXIT_USAGE;
             goto fail;
         }
-        if (trk_reader_status(c->r)->truncated)
+        const struct trk_reader_status *rs = trk_reader_status(c->r);
+        if (rs->truncated)
             trk_cli_error("warning: %s is truncated; the export covers what was written", c->path);
+        if (rs->checksum_failures || rs->bad_chunks || rs->broken_streams || rs->missing_chunks)
+            trk_cli_error("warning: %s is damaged (corrupt or missing chunks); the export covers "
+                          "what could be read",
+                          c->path);
         const struct trk_reader_info *in = trk_reader_info(c->r);
         xc[i] = (struct trk_export_capture){.reader = c->r,
                                             .profile = &c->prof,
