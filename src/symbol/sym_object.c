@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "symbol/sym_dwarf.h"
@@ -125,6 +126,31 @@ void trk_sym_obj_free(struct trk_sym_obj *o)
 
 /* ---- Opening --------------------------------------------------------------- */
 
+/* Opens a file the capture names, only if it is a regular file: the path may
+ * now be a FIFO (open would wait for a writer forever, hence O_NONBLOCK) or a
+ * device. Symlinks are followed: /lib/.../libc.so.6 is one. Returns the fd,
+ * or -1 with errno set (EINVAL: not a regular file). */
+static int open_regular(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    int err = 0;
+    if (fstat(fd, &st) != 0)
+        err = errno;
+    else if (S_ISDIR(st.st_mode))
+        err = EISDIR;
+    else if (!S_ISREG(st.st_mode))
+        err = EINVAL;
+    if (err) {
+        close(fd);
+        errno = err;
+        return -1;
+    }
+    return fd;
+}
+
 /* The build-id of the ELF file open at fd; 0 when it has none. Leaves fd's
  * position alone (libelf reads with pread). */
 static size_t fd_build_id(int fd, uint8_t *out, size_t max)
@@ -170,7 +196,7 @@ static int open_by_build_id(struct trk_sym_obj *o, char *found, size_t foundlen)
         for (int debug = 0; debug < 2; debug++) {
             snprintf(found, foundlen, "%s/.build-id/%.2s/%s%s", o->ctx->debug_dirs[d], hex, hex + 2,
                      debug ? ".debug" : "");
-            int fd = open(found, O_RDONLY | O_CLOEXEC);
+            int fd = open_regular(found);
             if (fd < 0)
                 continue;
             uint8_t id[64];
@@ -213,13 +239,16 @@ static void obj_open(struct trk_sym_obj *o)
         return;
     char path[4096];
     snprintf(path, sizeof(path), "%s", o->path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open_regular(path);
     if (fd < 0) {
         int err = errno;
         fd = open_by_build_id(o, path, sizeof(path));
         if (fd < 0) {
             char what[300];
-            snprintf(what, sizeof(what), "cannot open (%s)", strerror(err));
+            if (err == EINVAL)
+                snprintf(what, sizeof(what), "not a regular file");
+            else
+                snprintf(what, sizeof(what), "cannot open (%s)", strerror(err));
             obj_warn(o, what);
             return;
         }
