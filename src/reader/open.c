@@ -125,7 +125,9 @@ static int read_header(struct trk_reader *r)
     }
     const uint8_t *h = s->buf + s->pos;
     if (avail == 0) {
-        trk_reader_set_error(r, "empty file");
+        /* A process that never got to write its header: the disk was full,
+         * or the program was not tracked after all. */
+        trk_reader_set_error(r, "empty capture: nothing was written (disk full?)");
         return -1;
     }
     if (avail < TRK_FMT_MAGIC_LEN || memcmp(h, TRK_FMT_MAGIC, TRK_FMT_MAGIC_LEN) != 0) {
