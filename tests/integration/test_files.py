@@ -4,8 +4,9 @@
 system holds something else than expected (anyone can plant a FIFO or a
 symlink in a shared directory):
 
-- a FIFO where the capture recorded a module (the program's own binary):
-  every report finishes and says that module could not be read;
+- a FIFO where the capture recorded a module (the program's own binary), or
+  where its separate debug file would be looked for: every report finishes
+  and says that file could not be read;
 - a FIFO named like a sibling capture (<stem>.<n>.bin): `--all` reports and
   `tracker run`'s final list finish and name the skipped file; a FIFO given
   as the capture is a one-line error;
@@ -21,7 +22,7 @@ import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import check, eq, main  # noqa: E402
+from harness import Skip, check, eq, main  # noqa: E402
 
 TIMEOUT = 60  # the commands take well under a second each
 
@@ -55,6 +56,32 @@ def test_fifo_at_module_path(env):
         eq(cp.returncode, 0, "tracker %s (stderr %r)" % (args[0], err))
         check("%s: not a regular file" % prog in err,
               "tracker %s names the unreadable module: %r" % (args[0], err))
+
+
+def test_fifo_at_debug_file(env):
+    # A stripped binary whose .gnu_debuglink names a file beside it: a FIFO
+    # planted there (elfutils would open it blocking) is not read; the
+    # ELF symbol table still names the frames.
+    if not shutil.which("objcopy") or not shutil.which("strip"):
+        raise Skip("objcopy/strip not installed")
+    d = env.tmpdir("dbg")
+    prog = os.path.join(d, "myprog")
+    dbg = prog + ".debug"
+    shutil.copy(env.prog("leaker"), prog)
+    for argv in (["objcopy", "--only-keep-debug", prog, dbg], ["strip", "--strip-debug", prog],
+                 ["objcopy", "--add-gnu-debuglink=" + dbg, prog]):
+        eq(env.run_raw(argv, timeout=TIMEOUT).returncode, 0, " ".join(argv))
+    _, out, _ = env.run([prog, "100", "32", "10"])
+    os.unlink(dbg)
+    os.mkfifo(dbg)
+    for cmd in ("summary", "leaks"):
+        cp = env.run_raw([env.tracker, cmd, "--no-progress", out], timeout=TIMEOUT)
+        err = cp.stderr.decode(errors="replace")
+        eq(cp.returncode, 0, "tracker %s (stderr %r)" % (cmd, err))
+        check("debug file %s is not a regular file" % dbg in err,
+              "tracker %s names the unreadable debug file: %r" % (cmd, err))
+        check(" main " in cp.stdout.decode(errors="replace") or "main (" in
+              cp.stdout.decode(errors="replace"), "main is named:\n%s" % cp.stdout.decode())
 
 
 def test_fifo_sibling_capture(env):
