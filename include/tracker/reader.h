@@ -184,7 +184,7 @@ struct trk_reader_status {
     bool end_seen;        /* the last chunk is an END: the fields below are valid */
     uint32_t end_reason;  /* enum trk_end_reason */
     uint64_t end_ts;      /* CLOCK_MONOTONIC ns */
-    uint64_t end_records; /* records the writer says it wrote */
+    uint64_t end_records; /* chunks the writer says it wrote before END */
     uint64_t end_streams;
     uint64_t lost_events;       /* LOST records plus END's lost field */
     uint64_t checksum_failures; /* chunks skipped for bad CRC or framing */
@@ -205,6 +205,13 @@ struct trk_reader_status {
     uint64_t inherited_blocks;
     uint64_t inherited_bytes;
     bool inherited_missing;
+    /* Chunks the final END counts that the file does not hold (a lost last
+     * piece of a stream shows no gap): the capture is damaged. */
+    uint64_t missing_chunks;
+    /* Truncated inside a chunk: a write was cut short (a full disk, or a
+     * writer still at work), rather than a process that stopped between
+     * writes. */
+    bool ends_inside_chunk;
 };
 
 /* Opens the capture at path and reads its header. Returns 0 and sets *out,

@@ -91,6 +91,8 @@ struct trk_stats {
     uint64_t broken_streams;
     uint64_t bytes_lost;
     uint64_t events;
+    uint64_t missing_chunks; /* counted by END, absent from the file */
+    bool ends_inside_chunk;  /* truncated by a cut-short write (disk full?) */
     struct trk_alloc_stats by_allocator[TRK_ALLOC_KIND_MAX + 1]; /* index: allocator id */
     /* Python (PY_INFO, PY_IMPORT, PY_MARK records). */
     bool python;             /* the interpreter said hello (a PY_INFO record) */

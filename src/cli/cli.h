@@ -43,6 +43,10 @@ struct trk_outfile {
 /* Creates o->tmp beside o->path and opens it as o->f. Returns 0, or -1
  * after printing why. */
 int trk_outfile_open_tmp(struct trk_outfile *o);
+/* The output rule of every command that writes a file (the same as `run`'s):
+ * refuses an existing o->path when no_replace (no -f), and one that is not a
+ * regular file or a symlink even with -f; then trk_outfile_open_tmp. */
+int trk_outfile_open(struct trk_outfile *o);
 /* Flushes, closes and moves the output into place. Returns 0, or -1 after
  * printing why (the temporary is removed). */
 int trk_outfile_commit(struct trk_outfile *o);

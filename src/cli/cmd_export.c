@@ -4,7 +4,8 @@
  * its whole capture set) as pprof, speedscope, Chrome trace or folded
  * stacks. Owns its options and the output file: written beside the target
  * and renamed into place, so a failed export never leaves half a file, and
- * never over a capture it reads. Must not: render a format (src/report
+ * never over a capture it reads (nor, as for every output, through a
+ * symlink or over an existing file without -f: outfile.c). Must not: render a format (src/report
  * export_*.c does), find or load captures (src/report/capture_set.c does)
  * or compute figures (src/analysis does).
  */
@@ -50,6 +51,8 @@ static void usage(FILE *f)
           "  -o, --output OUT       output file, '-' for standard output (default: FILE\n"
           "                         with .bin replaced by .pb.gz, .speedscope.json,\n"
           "                         .trace.json or .folded)\n"
+          "  -f, --force            replace OUT if it exists (a regular file; a symlink is\n"
+          "                         replaced itself, never followed)\n"
           "  --peak                 memory live at the heap peak (default)\n"
           "  --leaks                memory still allocated at exit\n"
           "  --temporary            temporary allocations (freed right after being made)\n"
@@ -73,6 +76,7 @@ struct opts {
     enum trk_select select;
     bool inverted;
     const char *out, *file;
+    bool force;
     struct trk_report_opts ro;
 };
 
@@ -121,6 +125,8 @@ static int parse(int argc, char **argv, struct opts *o)
             o->select = TRK_SEL_ALLOCATED;
         } else if (strcmp(a, "--inverted") == 0) {
             o->inverted = true;
+        } else if (strcmp(a, "-f") == 0 || strcmp(a, "--force") == 0) {
+            o->force = true;
         } else if ((r = trk_report_parse_common(&o->ro, argc, argv, &i, err, sizeof(err))) != 0) {
             if (r < 0) {
                 trk_cli_error("%s", err);
@@ -188,26 +194,9 @@ static int out_open(struct trk_outfile *o, enum trk_export_format fmt, const cha
         trk_cli_error("refusing to overwrite the capture '%s' with the export", capture);
         return -1;
     }
-    struct stat st;
-    if (stat(o->path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        trk_cli_error("cannot write '%s': Is a directory", o->path);
-        return -1;
-    }
-    struct stat lst;
-    if (lstat(o->path, &lst) == 0 && !S_ISREG(lst.st_mode)) {
-        /* A device, a FIFO or a symlink: write through it in place. */
-        o->f = fopen(o->path, "w");
-        if (!o->f) {
-            trk_cli_error("cannot write '%s': %s", o->path, strerror(errno));
-            return -1;
-        }
-        return 0;
-    }
-    if (lstat(o->path, &lst) == 0 && access(o->path, W_OK) != 0) {
-        trk_cli_error("cannot write '%s': %s", o->path, strerror(errno));
-        return -1;
-    }
-    return trk_outfile_open_tmp(o);
+    /* run's rule (outfile.c): never through a symlink or into a FIFO or
+     * device, which a shared directory may hold under the default name. */
+    return trk_outfile_open(o);
 }
 
 /* ---- the export ---------------------------------------------------------------- */
@@ -272,6 +261,7 @@ int trk_cmd_export(int argc, char **argv)
     trk_reader_close(probe);
 
     out.path = o.out;
+    out.no_replace = !o.force;
     if (!out.path) {
         derived = default_output(o.file, formats[o.fmt].ext);
         if (!derived)
@@ -305,8 +295,13 @@ int trk_cmd_export(int argc, char **argv)
             rc = TRK_EXIT_USAGE;
             goto fail;
         }
-        if (trk_reader_status(c->r)->truncated)
+        const struct trk_reader_status *rs = trk_reader_status(c->r);
+        if (rs->truncated)
             trk_cli_error("warning: %s is truncated; the export covers what was written", c->path);
+        if (rs->checksum_failures || rs->bad_chunks || rs->broken_streams || rs->missing_chunks)
+            trk_cli_error("warning: %s is damaged (corrupt or missing chunks); the export covers "
+                          "what could be read",
+                          c->path);
         const struct trk_reader_info *in = trk_reader_info(c->r);
         xc[i] = (struct trk_export_capture){.reader = c->r,
                                             .profile = &c->prof,

@@ -178,19 +178,7 @@ static int out_open(struct trk_outfile *o)
         o->is_stdout = true;
         return 0;
     }
-    struct stat st;
-    if (lstat(o->path, &st) == 0) {
-        if (o->no_replace) {
-            trk_cli_error("'%s' exists (use -f to overwrite)", o->path);
-            return -1;
-        }
-        /* A symlink is replaced itself (rename), never followed. */
-        if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
-            trk_cli_error("'%s' is not a regular file; refusing to replace it", o->path);
-            return -1;
-        }
-    }
-    return trk_outfile_open_tmp(o);
+    return trk_outfile_open(o);
 }
 
 static char *default_output(const char *file)

@@ -68,7 +68,11 @@ static const char *short_human(uint64_t v, char *buf, size_t len)
 static void print_warnings(const struct trk_stats *s)
 {
     char g[32], g2[32];
-    if (s->truncated)
+    if (s->truncated && s->ends_inside_chunk)
+        printf("warning: the capture is truncated inside a chunk (a write was cut short: the "
+               "disk was full, or the program is still running); totals cover what was "
+               "written\n");
+    else if (s->truncated)
         printf("warning: the capture is truncated (the program was killed or is still "
                "running); totals cover what was written\n");
     if (s->lost_events)
@@ -85,8 +89,13 @@ static void print_warnings(const struct trk_stats *s)
     if (s->inherited_missing)
         printf("warning: forked child, %s; frees of inherited blocks count as unmatched\n",
                s->inherit_error);
+    if (s->missing_chunks)
+        printf("warning: %s chunk%s the writer wrote %s missing (the capture is damaged); "
+               "totals cover what is there\n",
+               grouped(s->missing_chunks, g, sizeof(g)), s->missing_chunks == 1 ? "" : "s",
+               s->missing_chunks == 1 ? "is" : "are");
     if (s->truncated || s->lost_events || s->checksum_failures || s->bad_chunks ||
-        s->broken_streams || s->bytes_lost || s->inherited_missing)
+        s->broken_streams || s->bytes_lost || s->inherited_missing || s->missing_chunks)
         printf("\n");
 }
 
@@ -383,6 +392,8 @@ static void print_json(const struct trk_stats *s, bool gpu_only)
     trk_rjson_u64(&j, "bad_chunks", s->bad_chunks);
     trk_rjson_u64(&j, "broken_streams", s->broken_streams);
     trk_rjson_u64(&j, "bytes_lost", s->bytes_lost);
+    trk_rjson_u64(&j, "missing_chunks", s->missing_chunks);
+    trk_rjson_bool(&j, "ends_inside_chunk", s->ends_inside_chunk);
     trk_rjson_u64(&j, "events", s->events);
     trk_rjson_begin_object(&j, "by_allocator");
     for (unsigned k = 1; k <= TRK_ALLOC_KIND_MAX; k++) {

@@ -2,9 +2,12 @@
  *
  * outfile.c - report output written to a temporary file beside its name and
  * moved into place only when complete, so a failed or interrupted export
- * never leaves half a file (or destroys the previous one). Commands decide
- * their own policy (what may be replaced); this file only does the moving.
- * Must not: print anything but the one-line error of a failed step.
+ * never leaves half a file (or destroys the previous one). Owns the rule
+ * every report output shares with `tracker run`'s capture: a new name is
+ * created exclusively, a symlink is never followed, and an existing name is
+ * replaced only with -f and only when it is a regular file (or a symlink,
+ * which is itself replaced). Must not: print anything but the one-line
+ * error of a failed step.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -42,6 +45,25 @@ int trk_outfile_open_tmp(struct trk_outfile *o)
         return -1;
     }
     return 0;
+}
+
+int trk_outfile_open(struct trk_outfile *o)
+{
+    struct stat st;
+    if (lstat(o->path, &st) == 0) {
+        /* Checked again at commit (link() fails on a name taken meanwhile;
+         * rename() replaces a symlink itself): this is for a clear message
+         * before the work, and to refuse what -f must not replace. */
+        if (o->no_replace) {
+            trk_cli_error("'%s' exists (use -f to overwrite)", o->path);
+            return -1;
+        }
+        if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+            trk_cli_error("'%s' is not a regular file; refusing to replace it", o->path);
+            return -1;
+        }
+    }
+    return trk_outfile_open_tmp(o);
 }
 
 void trk_outfile_abort(struct trk_outfile *o)

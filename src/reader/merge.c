@@ -145,6 +145,9 @@ static void handle_chunk(struct trk_reader *r, struct trk_chunk *c)
             r->limit = c->arg;
         break;
     case TRK_CHUNK_END: {
+        /* A chunk skipped for its CRC is damage already counted: only what
+         * left no trace at all is "missing". */
+        r->chunks_before_end = r->status.chunks - 1 + r->status.checksum_failures;
         const uint8_t *p = chunk_payload(r, c);
         if (p)
             handle_end(r, p, c->raw_len);
@@ -163,6 +166,11 @@ static void finish(struct trk_reader *r)
     r->status.end_seen = r->last_was_end;
     if (!r->last_was_end)
         r->status.truncated = true;
+    /* END counts every chunk written before it. Fewer in the file means
+     * some are gone without a trace (a stream's last piece leaves no gap);
+     * more (an END that failed to decode reads as 0) says nothing. */
+    if (r->last_was_end && r->status.end_records > r->chunks_before_end)
+        r->status.missing_chunks = r->status.end_records - r->chunks_before_end;
 }
 
 /* ---- Iteration ------------------------------------------------------------- */

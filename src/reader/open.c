@@ -135,7 +135,9 @@ static int read_header(struct trk_reader *r)
     }
     const uint8_t *h = s->buf + s->pos;
     if (avail == 0) {
-        trk_reader_set_error(r, "empty file");
+        /* A process that never got to write its header: the disk was full,
+         * or the program was not tracked after all. */
+        trk_reader_set_error(r, "empty capture: nothing was written (disk full?)");
         return -1;
     }
     if (avail < TRK_FMT_MAGIC_LEN || memcmp(h, TRK_FMT_MAGIC, TRK_FMT_MAGIC_LEN) != 0) {
@@ -234,12 +236,33 @@ int trk_reader_open_fd(int fd, const char *name, struct trk_reader **out, char *
 int trk_reader_open(const char *path, struct trk_reader **out, char *err, size_t errlen)
 {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* Non-blocking: opening a FIFO planted where a capture is expected (a
+     * sibling <stem>.<n>.bin in a shared directory) must not wait for a
+     * writer. Only a regular file is read: a FIFO or device may block or
+     * never end. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         if (err && errlen)
             snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
+    struct stat st;
+    const char *why = NULL;
+    if (fstat(fd, &st) != 0)
+        why = strerror(errno);
+    else if (S_ISDIR(st.st_mode))
+        why = "is a directory";
+    else if (!S_ISREG(st.st_mode))
+        why = "not a regular file";
+    if (why) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s: %s", path, why);
+        close(fd);
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     return trk_reader_open_fd(fd, path, out, err, errlen);
 }
 

@@ -95,6 +95,11 @@ struct trk_reader {
     uint64_t lost_records; /* sum of LOST records */
     uint64_t end_lost;     /* lost field of the last END */
     bool last_was_end;
+    uint64_t chunks_before_end; /* chunks read or skipped before the last END */
+    /* Framing failures since a chunk header claimed more bytes than the file
+     * has left: if no good chunk follows they were inside that cut-off
+     * chunk (truncation); if one does, they are counted as corruption. */
+    uint64_t cut_pending;
     bool final;        /* no more chunks: release everything */
     uint64_t limit;    /* events with seq < limit may be released */
     uint64_t last_seq; /* last released seq, for order checks */

@@ -117,23 +117,48 @@ static uint32_t chunk_crc(const uint8_t *h, const uint8_t *payload, size_t store
     return trk_crc32c(crc, payload, stored);
 }
 
-/* The bytes at pos cannot form a whole chunk. If they start like one and no
- * later chunk exists, the writer was cut off: truncated. Anything else is
- * corruption. Returns true when a later chunk was found to continue with. */
+/* A framing failure: corruption, unless a chunk cut off by the end of the
+ * file is being searched (then it may be part of that chunk's payload, and
+ * trk_src_next_chunk decides later which it was). */
+static void src_bad(struct trk_reader *r)
+{
+    if (r->cut_pending)
+        r->cut_pending++;
+    else
+        r->status.checksum_failures++;
+}
+
+/* The chunk at pos claims more bytes than the file has left. If a good chunk
+ * follows, the claim was a damaged length; if none does, the writer was cut
+ * off inside this chunk: truncation (FORMAT.md §2), not corruption. */
+static bool src_cut_chunk(struct trk_reader *r, size_t skip)
+{
+    if (!r->cut_pending)
+        r->cut_pending = 1;
+    return src_seek_magic(&r->src, skip);
+}
+
+/* The bytes at pos cannot form a whole chunk before the end of the file.
+ * Returns true when a later chunk was found to continue with. */
 static bool src_bad_tail(struct trk_reader *r, size_t avail)
 {
     struct trk_src *s = &r->src;
     size_t m = avail < 4 ? avail : 4;
-    bool looks_like_chunk = memcmp(s->buf + s->pos, TRK_CHUNK_MAGIC, m) == 0;
-    if (src_seek_magic(s, looks_like_chunk ? m : 1)) {
-        r->status.checksum_failures++;
-        return true;
-    }
-    if (looks_like_chunk)
+    if (memcmp(s->buf + s->pos, TRK_CHUNK_MAGIC, m) == 0)
+        return src_cut_chunk(r, m);
+    src_bad(r);
+    return src_seek_magic(s, 1);
+}
+
+/* End of the file: failures held back for a cut-off chunk were inside it. */
+static int src_end(struct trk_reader *r)
+{
+    if (r->cut_pending) {
         r->status.truncated = true;
-    else
-        r->status.checksum_failures++;
-    return false;
+        r->status.ends_inside_chunk = true;
+        r->cut_pending = 0;
+    }
+    return 0;
 }
 
 int trk_src_next_chunk(struct trk_reader *r, struct trk_chunk *c)
@@ -144,44 +169,55 @@ int trk_src_next_chunk(struct trk_reader *r, struct trk_chunk *c)
         if (s->err)
             goto read_error;
         if (avail == 0)
-            return 0;
+            return src_end(r);
         if (avail < TRK_CHUNK_HEAD) {
             if (src_bad_tail(r, avail))
                 continue;
-            return 0;
+            return src_end(r);
         }
         const uint8_t *h = s->buf + s->pos;
         if (memcmp(h, TRK_CHUNK_MAGIC, 4) != 0) {
-            r->status.checksum_failures++;
+            src_bad(r);
             if (!src_seek_magic(s, 1))
-                return 0;
+                return src_end(r);
             continue;
         }
         uint32_t stored = trk_get_le32(h + 12);
         uint32_t raw = trk_get_le32(h + 16);
+        size_t need = TRK_CHUNK_HEAD + (size_t)stored;
         if (raw > TRK_CHUNK_RAW_MAX || stored > TRK_STORED_MAX) {
-            /* A length no writer produces: the header itself is damaged. */
-            r->status.checksum_failures++;
-            if (!src_seek_magic(s, 4))
-                return 0;
+            /* A length no writer produces: the header itself is damaged,
+             * unless it runs past the end of the file (then it is the last
+             * chunk, cut off, or a damaged one that a good chunk follows). */
+            bool found;
+            if (r->file_size && s->off + s->pos + need > r->file_size) {
+                found = src_cut_chunk(r, 4);
+            } else {
+                src_bad(r);
+                found = src_seek_magic(s, 4);
+            }
+            if (!found)
+                return src_end(r);
             continue;
         }
-        size_t need = TRK_CHUNK_HEAD + (size_t)stored;
         avail = trk_src_ensure(s, need);
         if (s->err)
             goto read_error;
         if (avail < need) {
             if (src_bad_tail(r, avail))
                 continue;
-            return 0;
+            return src_end(r);
         }
         h = s->buf + s->pos;
         if (chunk_crc(h, h + TRK_CHUNK_HEAD, stored) != trk_get_le32(h + 20)) {
-            r->status.checksum_failures++;
+            src_bad(r);
             if (!src_seek_magic(s, 4))
-                return 0;
+                return src_end(r);
             continue;
         }
+        /* A good chunk after a cut-off one: that length was damage. */
+        r->status.checksum_failures += r->cut_pending;
+        r->cut_pending = 0;
         c->type = h[4];
         c->codec = h[5];
         c->stream = trk_get_le32(h + 8);

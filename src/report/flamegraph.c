@@ -190,7 +190,8 @@ static void write_caps(FILE *f, const struct trk_report_set *s)
                 t->leaked_bytes, t->leaked_allocations, c->prof.temporary_allocations,
                 c->prof.temporary_bytes, t->mmap_peak_bytes, t->mmap_leaked_bytes,
                 t->rss_peak_bytes, t->threads, st->truncated || t->truncated ? "true" : "false",
-                t->lost_events, st->checksum_failures + st->bad_chunks + st->broken_streams,
+                t->lost_events,
+                st->checksum_failures + st->bad_chunks + st->broken_streams + st->missing_chunks,
                 st->bytes_lost);
     }
     fputs("],", f);

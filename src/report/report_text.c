@@ -207,7 +207,12 @@ static void warning_lines(FILE *f, const struct trk_report_capture *c)
 {
     char a[32], b[32];
     const struct trk_stats *t = &c->prof.totals;
-    if (t->truncated)
+    if (t->truncated && t->ends_inside_chunk)
+        fprintf(f,
+                "warning: %s is truncated inside a chunk (a write was cut short: the disk was "
+                "full, or the program is still running); figures cover what was written\n",
+                c->path);
+    else if (t->truncated)
         fprintf(f,
                 "warning: %s is truncated (the program was killed or is still running); "
                 "figures cover what was written\n",
@@ -215,12 +220,19 @@ static void warning_lines(FILE *f, const struct trk_report_capture *c)
     if (t->lost_events)
         fprintf(f, "warning: %s: %s events were lost by the writer\n", c->path,
                 trk_rfmt_grouped(t->lost_events, a, sizeof(a)));
-    if (t->checksum_failures || t->bad_chunks || t->broken_streams)
+    if (t->checksum_failures || t->bad_chunks || t->broken_streams || t->missing_chunks) {
+        char m[64];
+        m[0] = '\0';
+        if (t->missing_chunks)
+            snprintf(m, sizeof(m), ", %s chunk%s missing",
+                     trk_rfmt_grouped(t->missing_chunks, a, sizeof(a)),
+                     t->missing_chunks == 1 ? "" : "s");
         fprintf(f,
                 "warning: %s is damaged: %s corrupt chunks skipped, %s thread streams "
-                "broke\n",
+                "broke%s\n",
                 c->path, trk_rfmt_grouped(t->checksum_failures + t->bad_chunks, a, sizeof(a)),
-                trk_rfmt_grouped(t->broken_streams, b, sizeof(b)));
+                trk_rfmt_grouped(t->broken_streams, b, sizeof(b)), m);
+    }
 }
 
 void trk_rprint_leaks_note(FILE *f, const struct trk_report_set *const *sets, size_t n)

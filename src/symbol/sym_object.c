@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "symbol/sym_dwarf.h"
@@ -125,6 +126,31 @@ void trk_sym_obj_free(struct trk_sym_obj *o)
 
 /* ---- Opening --------------------------------------------------------------- */
 
+/* Opens a file the capture names, only if it is a regular file: the path may
+ * now be a FIFO (open would wait for a writer forever, hence O_NONBLOCK) or a
+ * device. Symlinks are followed: /lib/.../libc.so.6 is one. Returns the fd,
+ * or -1 with errno set (EINVAL: not a regular file). */
+static int open_regular(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    int err = 0;
+    if (fstat(fd, &st) != 0)
+        err = errno;
+    else if (S_ISDIR(st.st_mode))
+        err = EISDIR;
+    else if (!S_ISREG(st.st_mode))
+        err = EINVAL;
+    if (err) {
+        close(fd);
+        errno = err;
+        return -1;
+    }
+    return fd;
+}
+
 /* The build-id of the ELF file open at fd; 0 when it has none. Leaves fd's
  * position alone (libelf reads with pread). */
 static size_t fd_build_id(int fd, uint8_t *out, size_t max)
@@ -170,7 +196,7 @@ static int open_by_build_id(struct trk_sym_obj *o, char *found, size_t foundlen)
         for (int debug = 0; debug < 2; debug++) {
             snprintf(found, foundlen, "%s/.build-id/%.2s/%s%s", o->ctx->debug_dirs[d], hex, hex + 2,
                      debug ? ".debug" : "");
-            int fd = open(found, O_RDONLY | O_CLOEXEC);
+            int fd = open_regular(found);
             if (fd < 0)
                 continue;
             uint8_t id[64];
@@ -181,6 +207,111 @@ static int open_by_build_id(struct trk_sym_obj *o, char *found, size_t foundlen)
         }
     }
     return -1;
+}
+
+/* ---- Separate debug files ---------------------------------------------------- */
+
+/* Whether something that is not a regular file sits at path (stat does not
+ * block, and follows symlinks as the open would). */
+static bool not_regular(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+}
+
+/* The names elfutils' standard lookup opens for the debug file `link` of a
+ * module in directory dir, per element of the search path: dir/link,
+ * dir/.debug/link, and under an absolute root, root/<dir>/link with dir's
+ * leading components chopped one at a time (down to root/link). Returns the
+ * first that is not a regular file, in buf, or NULL. */
+static const char *bad_debuglink(const char *search, const char *dir, const char *link, char *buf,
+                                 size_t len)
+{
+    const char *e = search;
+    while (e) {
+        const char *colon = strchr(e, ':');
+        int n = colon ? (int)(colon - e) : (int)strlen(e);
+        if (n > 0 && (e[0] == '+' || e[0] == '-')) {
+            e++;
+            n--;
+        }
+        if (n == 0) {
+            snprintf(buf, len, "%s/%s", dir, link);
+            if (not_regular(buf))
+                return buf;
+        } else if (e[0] != '/') {
+            snprintf(buf, len, "%s/%.*s/%s", dir, n, e, link);
+            if (not_regular(buf))
+                return buf;
+        } else {
+            for (const char *sub = dir; sub; sub = strchr(sub + 1, '/')) {
+                snprintf(buf, len, "%.*s/%s/%s", n, e, sub + (*sub == '/'), link);
+                if (not_regular(buf))
+                    return buf;
+            }
+            snprintf(buf, len, "%.*s/%s", n, e, link);
+            if (not_regular(buf))
+                return buf;
+        }
+        e = colon ? colon + 1 : NULL;
+    }
+    return NULL;
+}
+
+/* elfutils opens its candidates for a separate debug file with a blocking
+ * open(): a FIFO planted at one (beside a binary in a shared directory)
+ * would hang the report. Check every name it may try first, and give up on
+ * separate debug info for this module if one is not a regular file. */
+static int find_debuginfo_checked(Dwfl_Module *mod, void **userdata, const char *modname,
+                                  Dwarf_Addr base, const char *file_name,
+                                  const char *debuglink_file, GElf_Word debuglink_crc,
+                                  char **debuginfo_file_name)
+{
+    struct trk_sym_obj *o = *userdata;
+    char buf[8192];
+    const char *bad = NULL;
+    if (o && file_name) {
+        char dir[4096], real[4096], base_debug[4096];
+        const char *names[2] = {debuglink_file, NULL};
+        const char *slash = strrchr(file_name, '/');
+        const char *basename = slash ? slash + 1 : file_name;
+        if (!debuglink_file) {
+            /* elfutils then invents <basename>.debug, and tries the basename. */
+            snprintf(base_debug, sizeof(base_debug), "%s.debug", basename);
+            names[0] = base_debug;
+            names[1] = basename;
+        }
+        /* The file's own directory, and that of its target if a symlink. */
+        const char *files[2] = {file_name, realpath(file_name, real) ? real : NULL};
+        for (int f = 0; f < 2 && !bad; f++) {
+            if (!files[f])
+                continue;
+            const char *sl = strrchr(files[f], '/');
+            snprintf(dir, sizeof(dir), "%.*s", sl ? (int)(sl - files[f]) : 1, sl ? files[f] : ".");
+            for (int k = 0; k < 2 && !bad && names[k]; k++)
+                bad = bad_debuglink(o->ctx->debuginfo_path, dir, names[k], buf, sizeof(buf));
+        }
+        const unsigned char *id;
+        GElf_Addr vaddr;
+        int n = dwfl_module_build_id(mod, &id, &vaddr);
+        for (size_t d = 0; !bad && n > 1 && d < o->ctx->ndebug_dirs; d++) {
+            char hex[2 * 64 + 1];
+            for (int i = 0; i < n && i < 64; i++)
+                snprintf(hex + 2 * i, 3, "%02x", id[i]);
+            snprintf(buf, sizeof(buf), "%s/.build-id/%.2s/%s.debug", o->ctx->debug_dirs[d], hex,
+                     hex + 2);
+            if (not_regular(buf))
+                bad = buf;
+        }
+    }
+    if (bad) {
+        char what[8300];
+        snprintf(what, sizeof(what), "debug file %s is not a regular file, not read", bad);
+        trk_sym_warn(o->ctx, what);
+        return -1;
+    }
+    return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+                                        debuglink_crc, debuginfo_file_name);
 }
 
 /* Without a build-id in the capture, the PT_LOAD layout is the only check
@@ -213,20 +344,23 @@ static void obj_open(struct trk_sym_obj *o)
         return;
     char path[4096];
     snprintf(path, sizeof(path), "%s", o->path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open_regular(path);
     if (fd < 0) {
         int err = errno;
         fd = open_by_build_id(o, path, sizeof(path));
         if (fd < 0) {
             char what[300];
-            snprintf(what, sizeof(what), "cannot open (%s)", strerror(err));
+            if (err == EINVAL)
+                snprintf(what, sizeof(what), "not a regular file");
+            else
+                snprintf(what, sizeof(what), "cannot open (%s)", strerror(err));
             obj_warn(o, what);
             return;
         }
     }
 
     o->cb.find_elf = dwfl_build_id_find_elf;
-    o->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+    o->cb.find_debuginfo = find_debuginfo_checked;
     o->cb.section_address = dwfl_offline_section_address;
     o->cb.debuginfo_path = &o->ctx->debuginfo_path;
     o->dwfl = dwfl_begin(&o->cb);
@@ -239,6 +373,9 @@ static void obj_open(struct trk_sym_obj *o)
      * takes fd over. */
     o->mod = dwfl_report_elf(o->dwfl, o->path, path, fd, 0, true);
     dwfl_report_end(o->dwfl, NULL, NULL);
+    void **userdata;
+    if (o->mod && dwfl_module_info(o->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL))
+        *userdata = o; /* for find_debuginfo_checked */
     if (!o->mod) {
         char what[300];
         snprintf(what, sizeof(what), "not a usable ELF file (%s)", dwfl_errmsg(-1));

@@ -231,7 +231,8 @@ static void pass_stats(const uint8_t *data, size_t size, const struct pass *ref)
         if (st.events != s->events || st.truncated != s->truncated ||
             st.checksum_failures != s->checksum_failures || st.bad_chunks != s->bad_chunks ||
             st.broken_streams != s->broken_streams || st.bytes_lost != s->bytes_lost ||
-            st.lost_events != s->lost_events)
+            st.lost_events != s->lost_events || st.missing_chunks != s->missing_chunks ||
+            st.ends_inside_chunk != s->ends_inside_chunk)
             trk_fuzz_fail("trk_stats_compute disagrees with the reader's status");
         /* Live totals must stay sums over live blocks, whatever sizes a
          * corrupt file claims. */
@@ -256,7 +257,8 @@ static bool status_equal(const struct trk_reader_status *a, const struct trk_rea
            a->bad_chunks == b->bad_chunks && a->broken_streams == b->broken_streams &&
            a->bytes_lost == b->bytes_lost && a->streams == b->streams &&
            a->chunks == b->chunks && a->records == b->records && a->events == b->events &&
-           a->order_violations == b->order_violations && a->bad_stacks == b->bad_stacks;
+           a->order_violations == b->order_violations && a->bad_stacks == b->bad_stacks &&
+           a->missing_chunks == b->missing_chunks && a->ends_inside_chunk == b->ends_inside_chunk;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

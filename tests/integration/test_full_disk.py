@@ -7,6 +7,7 @@ back as a truncated capture. Needs a small tmpfs, so it skips where this
 process may not mount one."""
 
 import os
+import struct
 import subprocess
 import sys
 
@@ -36,6 +37,116 @@ def test_disk_full(env):
         ge(st["allocations"], 1, "events before the disk filled are readable")
     finally:
         subprocess.run(["umount", mnt], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def mount_small(env, label):
+    mnt = env.tmpdir(label)
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", mnt],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if r.returncode != 0:
+        raise Skip("cannot mount a tmpfs here")
+    return mnt
+
+
+def umount(mnt):
+    subprocess.run(["umount", mnt], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def listed(stderr):
+    """{path: description} of `tracker run`'s final list of captures."""
+    out = {}
+    for line in stderr.splitlines():
+        if line.startswith("  ") and line.endswith(")") and " (" in line:
+            path, _, desc = line.strip().partition(" (")
+            out[path] = desc[:-1]
+    return out
+
+
+def ends_inside_chunk(path):
+    """Whether the capture's last chunk is cut short (walking the framing)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if len(data) < 16:
+        return False
+    p = struct.unpack_from("<I", data, 12)[0]
+    while p + 32 <= len(data):
+        p += 32 + struct.unpack_from("<I", data, p + 12)[0]
+    return p != len(data)
+
+
+def check_empty_capture(env, path):
+    cp = env.run_raw([env.tracker, "stats", path], timeout=60)
+    err = cp.stderr.decode(errors="replace").strip()
+    eq(cp.returncode, 1, "stats on the empty %s (stderr %r)" % (path, err))
+    eq(err, "tracker: %s: empty capture: nothing was written (disk full?)" % path,
+       "stats on an empty capture")
+
+
+def run_forker(env, mnt, pn):
+    # forker LEAKER PN PS CN CS EN ES: two forked children and an exec'd one.
+    prog, leaker = env.prog("forker"), env.prog("leaker")
+    p = subprocess.run([env.tracker, "run", "-o", os.path.join(mnt, "app.bin"), "--", prog,
+                        leaker, str(pn), "16", "10", "16", "10", "16"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+    eq(p.returncode, 0, "forker's exit status passed through (stderr %r)" % p.stderr)
+    return p.stderr
+
+
+def test_disk_full_before_start(env):
+    # Nothing fits, not even a header: every process leaves an empty file,
+    # and the final list names each of them and why they are empty.
+    mnt = mount_small(env, "full")
+    try:
+        try:
+            with open(os.path.join(mnt, "filler"), "wb") as f:
+                while True:
+                    f.write(b"\0" * 65536)
+                    f.flush()
+        except OSError:
+            pass
+        err = run_forker(env, mnt, 10)
+        files = sorted(os.path.join(mnt, n) for n in os.listdir(mnt) if n.endswith(".bin"))
+        # The root and the exec'd child (a new image starts tracking anew).
+        eq(len(files), 2, "captures on the full disk (%r)" % files)
+        got = listed(err)
+        eq(sorted(got), files, "captures in the final list (stderr %r)" % err)
+        for path in files:
+            eq(os.path.getsize(path), 0, "size of %s" % path)
+            eq(got[path], "empty: nothing was written, the disk is full", "list entry of %s" % path)
+            check_empty_capture(env, path)
+        check("never loaded libtracker.so" not in err, "blames the program: %r" % err)
+        root = os.path.join(mnt, "app.bin")
+        check("'%s' is empty: the disk is full" % root in err, "root note: %r" % err)
+    finally:
+        umount(mnt)
+
+
+def test_disk_full_children(env):
+    # The parent fills the disk; children started later cannot write their
+    # headers. Every capture file of the run is in the final list, the empty
+    # ones say so, and a capture cut mid-write does not blame a kill.
+    mnt = mount_small(env, "mid")
+    try:
+        err = run_forker(env, mnt, 300000)
+        files = sorted(os.path.join(mnt, n) for n in os.listdir(mnt) if n.endswith(".bin"))
+        got = listed(err)
+        eq(sorted(got), files, "captures in the final list (stderr %r)" % err)
+        empty = [p for p in files if os.path.getsize(p) == 0]
+        ge(len(empty), 1, "empty captures (the exec'd child's at least): %r" % files)
+        for path in empty:
+            eq(got[path], "empty: nothing was written, the disk is full", "list entry of %s" % path)
+            check_empty_capture(env, path)
+        root = os.path.join(mnt, "app.bin")
+        st = env.stats(root, allow_truncated=True)
+        eq(st["truncated"], True, "root capture truncated")
+        cp = env.run_raw([env.tracker, "stats", root], timeout=60)
+        text = cp.stdout.decode(errors="replace")
+        if ends_inside_chunk(root):
+            eq(st["ends_inside_chunk"], True, "ends_inside_chunk")
+            check("truncated inside a chunk (a write was cut short: the disk was full" in text
+                  and "killed" not in text, "stats on the root:\n" + text)
+    finally:
+        umount(mnt)
 
 
 if __name__ == "__main__":
