@@ -9,6 +9,11 @@
  * The sampler thread is a producer: RSS every TRACKER_RSS_MS and module
  * snapshots when the loader's counters moved.
  *
+ * Neither thread is the program's: glibc ends a process with exit(0) when
+ * its last thread ends (main's pthread_exit included), and counts threads in
+ * __nptl_nthreads, so ours are taken out of that count once created (see
+ * uncount) and never end through glibc afterwards (park).
+ *
  * Watermarks. Let G0 be the seq counter read at the start of a cycle and
  * f(t) each thread's floor, read before its committed offset c(t). Every
  * event with seq < W = min(G0, f(t)...) is inside [consumed, c(t)) of its
@@ -17,8 +22,11 @@
  * before the fetch-add, published by it) is at most that seq. So after the
  * cycle's DATA chunks, "all seq < W precede this point" holds.
  */
+#include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <linux/futex.h>
 #include <lz4.h>
 #include <signal.h>
@@ -43,6 +51,42 @@ static int lz_cap;
 static uint64_t last_wm;
 static uint64_t chunks_written;
 static _Atomic int fail_reported;
+
+/* glibc's count of live threads (GLIBC_PRIVATE, an unsigned int since
+ * NPTL began). start_thread and main's pthread_exit decrement it, and the
+ * thread that takes it to zero calls exit(0): the program's last thread ends
+ * the process. Counting ours there kept a process whose main thread called
+ * pthread_exit alive forever once its other threads were done. NULL when
+ * this libc has no such count (then our threads count, as before). */
+static _Atomic unsigned int *nthreads;
+
+static void nthreads_resolve(void)
+{
+    if (nthreads)
+        return;
+    void *p = dlsym(RTLD_DEFAULT, "__nptl_nthreads");
+    Dl_info info;
+    const ElfW(Sym) *sym = NULL;
+    /* Only an object of exactly that size is the count we know. */
+    if (p && dladdr1(p, &info, (void **)&sym, RTLD_DL_SYMENT) && sym &&
+        sym->st_size == sizeof(unsigned int) && ELF64_ST_TYPE(sym->st_info) == STT_OBJECT)
+        nthreads = p;
+    else
+        dlerror(); /* not the program's error */
+}
+
+/* A background thread of ours ends only with the process. Returning would
+ * give glibc back a count we took away (and could make it call exit a
+ * second time, concurrently with the program's); parked, it costs nothing
+ * and keeps nothing alive. */
+static void finish_thread(void)
+{
+    if (!nthreads)
+        return;
+    static uint32_t never;
+    for (;;)
+        syscall(SYS_futex, &never, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+}
 
 int trk_writer_alive(void)
 {
@@ -182,6 +226,7 @@ static void *writer_main(void *arg)
         struct timespec ts = {0, (long)trk_cfg.flush_ms * 1000000L};
         syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, w, &ts, NULL, 0);
     }
+    finish_thread();
     return NULL;
 }
 
@@ -213,8 +258,10 @@ static void *sampler_main(void *arg)
     (void)arg;
     trk_tl_internal = 1;
     struct trk_thread *t = trk_enter();
-    if (!t)
+    if (!t) {
+        finish_thread();
         return NULL;
+    }
     trk_tl_guard = TRK_GUARD_INTERNAL; /* for good: nothing here is the program's */
     int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
     int period = trk_cfg.rss_ms ? trk_cfg.rss_ms : 10;
@@ -238,6 +285,7 @@ static void *sampler_main(void *arg)
     }
     if (fd >= 0)
         close(fd);
+    finish_thread();
     return NULL;
 }
 
@@ -252,6 +300,11 @@ static int spawn(void *(*fn)(void *), const char *name)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc)
         return rc;
+    /* pthread_create counted the thread before cloning it; the creator is
+     * one of the program's threads and still counted, so this never takes
+     * the count to zero. */
+    if (nthreads)
+        atomic_fetch_sub(nthreads, 1);
     pthread_setname_np(th, name);
     pthread_detach(th);
     return 0;
@@ -266,6 +319,7 @@ int trk_writer_start(void)
         if (!raw_buf || !lz_buf)
             return ENOMEM;
     }
+    nthreads_resolve();
     atomic_store(&finished, 0);
     last_wm = 0;
     atomic_store(&writer_state, WS_RUNNING);

