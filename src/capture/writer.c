@@ -289,15 +289,27 @@ static void *sampler_main(void *arg)
     return NULL;
 }
 
-static int spawn(void *(*fn)(void *), const char *name)
+/* Stacks of our own size: the default (RLIMIT_STACK, 8 MiB) for each of
+ * ours came out of a program's RLIMIT_AS share. The writer's deepest use is
+ * LZ4's 16 KiB state; the sampler's, a module walk or the GPU driver's
+ * memory query. */
+#define WRITER_STACK  (256u << 10)
+#define SAMPLER_STACK (1u << 20)
+
+static int spawn(void *(*fn)(void *), const char *name, size_t stack)
 {
     sigset_t all, old;
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr))
+        return EAGAIN;
+    pthread_attr_setstacksize(&attr, stack);
     sigfillset(&all);
     /* Signals meant for the program must never land on our threads. */
     pthread_sigmask(SIG_SETMASK, &all, &old);
     pthread_t th;
-    int rc = pthread_create(&th, NULL, fn, NULL);
+    int rc = pthread_create(&th, &attr, fn, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
     if (rc)
         return rc;
     /* pthread_create counted the thread before cloning it; the creator is
@@ -323,12 +335,12 @@ int trk_writer_start(void)
     atomic_store(&finished, 0);
     last_wm = 0;
     atomic_store(&writer_state, WS_RUNNING);
-    int rc = spawn(writer_main, "trk-writer");
+    int rc = spawn(writer_main, "trk-writer", WRITER_STACK);
     if (rc) {
         atomic_store(&writer_state, WS_NONE);
         return rc;
     }
-    return spawn(sampler_main, "trk-sampler");
+    return spawn(sampler_main, "trk-sampler", SAMPLER_STACK);
 }
 
 /* Waits (bounded) for events already in flight on other threads to commit,

@@ -19,7 +19,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import diff, eq, main  # noqa: E402
+from harness import diff, eq, ge, main  # noqa: E402
 
 N, S = 1000, 48
 HANG = int(os.environ.get("HANG", 60))  # seconds; each of these programs ends in well under one plain
@@ -89,6 +89,31 @@ def test_python_fork_from_thread(env):
     eq(len(children), 1, "child captures")
     env.stats(children[0])  # complete: not truncated
     env.stats(out)
+
+
+def addr_space_blocks(env, argv, limit):
+    cp = env.run_raw(argv + [str(limit)], timeout=HANG)
+    eq(cp.returncode, 0, "%s exit status (stderr: %s)" % (argv[-1], cp.stderr[-500:]))
+    for line in cp.stdout.decode().splitlines():
+        if line.startswith("blocks="):
+            return int(line[7:])
+    raise AssertionError("no blocks= line: %r" % cp.stdout)
+
+
+def test_address_space_limit(env):
+    """Under RLIMIT_AS the program allocates 1 MiB blocks until malloc fails.
+    It had 16 MiB less with the tracker's two default-size thread stacks,
+    and 80 MiB less once a tracker thread had made glibc reserve an arena
+    for itself."""
+    prog = env.prog("addr_space")
+    limit = 200
+    got_plain = addr_space_blocks(env, [prog], limit)
+    ge(got_plain, limit - 16, "plain: blocks")
+    out = env.out_path()
+    got = addr_space_blocks(env, [env.tracker, "run", "-o", out, "-f", "--", prog], limit)
+    env.stats(out)
+    ge(got * 100, got_plain * 95, "traced blocks (%d) vs plain (%d): at least 95%%"
+       % (got, got_plain))
 
 
 if __name__ == "__main__":
