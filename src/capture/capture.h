@@ -398,6 +398,8 @@ int trk_write_all(const void *buf, size_t len) TRK_HIDDEN;
 int trk_writer_start(void) TRK_HIDDEN;
 void trk_writer_wake(void) TRK_HIDDEN;
 int trk_writer_alive(void) TRK_HIDDEN;
+/* Recycles the states of exited threads now, if the writer is not busy. */
+void trk_writer_reclaim(void) TRK_HIDDEN;
 /* Flushes everything and writes an END chunk with the given reason. */
 void trk_writer_finish(int reason, int stop) TRK_HIDDEN;
 void trk_writer_fork_prepare(void) TRK_HIDDEN;

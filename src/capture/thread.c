@@ -126,6 +126,10 @@ static void thread_emit_comm(struct trk_thread *t)
 struct trk_thread *trk_thread_attach(void)
 {
     struct trk_thread *t = thread_claim_free();
+    if (!t) {
+        trk_writer_reclaim();
+        t = thread_claim_free();
+    }
     if (!t)
         t = thread_new();
     if (!t) {

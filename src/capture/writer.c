@@ -181,6 +181,37 @@ static void maybe_recycle(struct trk_thread *t)
         atomic_store_explicit(&t->state, TRK_TS_FREE, memory_order_release);
 }
 
+/* A new thread found no free state. The writer recycles exited threads'
+ * states once per flush period, and a program that starts short threads
+ * one after another got through hundreds of fresh states (640 KiB of
+ * address space each) in between: ~100 MiB over 10,000 threads. So the new
+ * thread recycles the states of threads that are gone itself, writing out
+ * what they left, as the writer would. It never waits for the lock: if the
+ * writer holds it, a fresh state it is. */
+void trk_writer_reclaim(void)
+{
+    if (atomic_load(&writer_state) != WS_RUNNING || pthread_mutex_trylock(&flush_lock))
+        return;
+    if (!atomic_load(&finished) && trk_output_fd() >= 0) {
+        for (struct trk_thread *t = trk_thread_list(); t; t = t->next) {
+            if (atomic_load_explicit(&t->state, memory_order_acquire) != TRK_TS_EXITING ||
+                (syscall(SYS_tgkill, trk_pid, t->tid, 0) == 0 || errno != ESRCH))
+                continue;
+            /* Gone: nothing of it is still in flight, so its commits are final. */
+            uint64_t c = atomic_load_explicit(&t->committed, memory_order_acquire);
+            uint64_t done = atomic_load_explicit(&t->consumed, memory_order_relaxed);
+            if (c > done) {
+                if (write_stream(t, done, c))
+                    break;
+                atomic_store_explicit(&t->consumed, c, memory_order_release);
+                atomic_store_explicit(&t->wake_sent, 0, memory_order_relaxed);
+            }
+            atomic_store_explicit(&t->state, TRK_TS_FREE, memory_order_release);
+        }
+    }
+    pthread_mutex_unlock(&flush_lock);
+}
+
 /* pre: flush_lock held. */
 static void flush_cycle(int final)
 {
