@@ -2,14 +2,16 @@
  *
  * thread_churn.c - N short threads, one after another (create, join), each
  * making one allocation of 64 bytes and freeing it. Prints the process's
- * VmSize, VmRSS and VmPeak (KiB, /proc/self/status) before and after, and the
- * wall time in microseconds; the tests assert on the memory, never on time.
+ * VmSize, VmRSS and VmPeak (KiB, /proc/self/status) and its minor page
+ * faults (getrusage) before and after, and the wall time in microseconds;
+ * the tests assert on memory and page faults, never on time.
  *
  * usage: thread_churn N
  */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "common.h"
@@ -45,6 +47,14 @@ static unsigned long long status_kb(const char *key)
     return 0;
 }
 
+static unsigned long long minflt(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru))
+        die("getrusage");
+    return (unsigned long long)ru.ru_minflt;
+}
+
 static unsigned long long now_us(void)
 {
     struct timespec ts;
@@ -62,11 +72,14 @@ int main(int argc, char **argv)
         die("pthread_create");
     put_kv("vmsize_before", status_kb("VmSize"));
     put_kv("vmrss_before", status_kb("VmRSS"));
+    unsigned long long f0 = minflt();
     unsigned long long t0 = now_us();
     for (unsigned long long i = 0; i < n; i++)
         if (pthread_create(&t, NULL, worker, NULL) || pthread_join(t, NULL))
             die("pthread_create");
-    put_kv("wall_us", now_us() - t0);
+    unsigned long long t1 = now_us();
+    put_kv("minflt", minflt() - f0);
+    put_kv("wall_us", t1 - t0);
     put_kv("vmsize_after", status_kb("VmSize"));
     put_kv("vmrss_after", status_kb("VmRSS"));
     put_kv("vmpeak", status_kb("VmPeak"));
