@@ -150,8 +150,10 @@ struct trk_thread *trk_thread_attach(void)
 void trk_thread_exit_mark(struct trk_thread *t)
 {
     trk_ev_thread_exit(t);
+    /* No writer wake-up: the writer's next period drains the state, and
+     * the next new thread recycles it if that comes first. A wake-up per
+     * exit cost a context switch and a write cycle per short thread. */
     atomic_store_explicit(&t->state, TRK_TS_EXITING, memory_order_release);
-    trk_writer_wake();
 }
 
 pid_t trk_thread_tid_of(pthread_t th)
