@@ -111,6 +111,9 @@ struct trk_thread {
     uint64_t exit_seen_ns;   /* writer-private */
     struct trk_thread *next; /* registry, append-only */
 
+    /* cache entries are valid while their epoch equals cache_epoch: a
+     * state's new owner bumps it instead of clearing 64 KiB. */
+    uint16_t cache_epoch;
     struct trk_stack_cache_ent cache[TRK_STACK_CACHE];
     uintptr_t ips[TRK_DEPTH_MAX + 32];
 

@@ -195,7 +195,7 @@ uint32_t trk_stack_intern(struct trk_thread *t, const uintptr_t *ips, int n)
         return 0;
     uint64_t h = stack_hash(ips, n);
     struct trk_stack_cache_ent *c = &t->cache[h & (TRK_STACK_CACHE - 1)];
-    if (c->hash == h && c->depth == (uint16_t)n)
+    if (c->hash == h && c->depth == (uint16_t)n && c->epoch == t->cache_epoch)
         return c->id;
 
     uint32_t node = 0;
@@ -206,6 +206,7 @@ uint32_t trk_stack_intern(struct trk_thread *t, const uintptr_t *ips, int n)
     }
     c->hash = h;
     c->depth = (uint16_t)n;
+    c->epoch = t->cache_epoch;
     c->id = node;
     return node;
 }

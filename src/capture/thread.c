@@ -69,9 +69,14 @@ static void thread_reset(struct trk_thread *t)
     atomic_store_explicit(&t->floor, UINT64_MAX, memory_order_relaxed);
     atomic_store_explicit(&t->wake_sent, 0, memory_order_relaxed);
     t->exit_seen_ns = 0;
-    /* A zero hash never matches a real stack's hash by construction
-     * (stacks.c forces the low bit), so zeroing invalidates the cache. */
-    memset(t->cache, 0, sizeof(t->cache));
+    /* A new epoch invalidates the stack cache (the ids it holds belong to
+     * the old stream, or to the parent's trie after fork). Clearing it
+     * instead was a 64 KiB memset per new thread; now only once every
+     * 65,535 owners. A fresh state's entries have epoch 0, never current. */
+    if (++t->cache_epoch == 0) {
+        memset(t->cache, 0, sizeof(t->cache));
+        t->cache_epoch = 1;
+    }
     t->stream = atomic_fetch_add(&next_stream, 1);
     t->tid = trk_gettid();
     t->self = pthread_self();
