@@ -12,7 +12,7 @@
  * Neither thread is the program's: glibc ends a process with exit(0) when
  * its last thread ends (main's pthread_exit included), and counts threads in
  * __nptl_nthreads, so ours are taken out of that count once created (see
- * uncount) and never end through glibc afterwards (park).
+ * spawn) and never end through glibc afterwards (finish_thread).
  *
  * Watermarks. Let G0 be the seq counter read at the start of a cycle and
  * f(t) each thread's floor, read before its committed offset c(t). Every
@@ -192,6 +192,7 @@ void trk_writer_reclaim(void)
 {
     if (atomic_load(&writer_state) != WS_RUNNING || pthread_mutex_trylock(&flush_lock))
         return;
+    int saved = errno; /* called from a hook: the program's errno is the program's */
     if (!atomic_load(&finished) && trk_output_fd() >= 0) {
         for (struct trk_thread *t = trk_thread_list(); t; t = t->next) {
             if (atomic_load_explicit(&t->state, memory_order_acquire) != TRK_TS_EXITING ||
@@ -210,6 +211,7 @@ void trk_writer_reclaim(void)
         }
     }
     pthread_mutex_unlock(&flush_lock);
+    errno = saved;
 }
 
 /* pre: flush_lock held. */
