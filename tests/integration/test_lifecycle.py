@@ -31,29 +31,35 @@ def plain(env, argv, timeout=HANG):
     return env.run_raw(argv, timeout=timeout)
 
 
+A = 777  # bytes main's atexit handler leaks
+
+
 def test_main_pthread_exit(env):
     prog = env.prog("main_pthread_exit")
-    cp = plain(env, [prog, str(N), str(S)])
+    cp = plain(env, [prog, str(N), str(S), str(A)])
     eq(cp.returncode, 0, "plain exit status")
+    eq(kv_of(cp.stdout).get("atexit_ran"), 1, "plain: atexit handler ran")
     # Hung here before: killed at the timeout with a truncated capture.
-    s, v = env.traced([prog, str(N), str(S)], timeout=HANG, expect_rc=cp.returncode)
+    s, v = env.traced([prog, str(N), str(S), str(A)], timeout=HANG, expect_rc=cp.returncode)
     eq(v.get("worker_done"), 1, "worker finished")
-    s0, _ = env.traced([prog, "0", str(S)], timeout=HANG)
-    # The worker's N blocks of S bytes, all but one freed; the capture ends
-    # with a trailer (stats refuses truncated captures).
-    eq(diff(s, s0, "allocations"), N, "allocations difference")
+    eq(v.get("atexit_ran"), 1, "atexit handler ran")
+    s0, _ = env.traced([prog, "0", str(S), "0"], timeout=HANG)
+    # The worker's N blocks of S bytes, all but one freed, and the atexit
+    # handler's block; the capture ends with a trailer (stats refuses
+    # truncated captures).
+    eq(diff(s, s0, "allocations"), N + 1, "allocations difference")
     eq(diff(s, s0, "frees"), N - 1, "frees difference")
-    eq(diff(s, s0, "bytes_allocated"), N * S, "bytes_allocated difference")
-    eq(diff(s, s0, "leaked_bytes"), S, "leaked_bytes difference")
+    eq(diff(s, s0, "bytes_allocated"), N * S + A, "bytes_allocated difference")
+    eq(diff(s, s0, "leaked_bytes"), S + A, "leaked_bytes difference")
     eq(s["unmatched_frees"], 0, "unmatched_frees")
 
 
 def test_main_pthread_exit_status(env):
     """The last thread calls exit(7) itself: the status is the program's."""
     prog = env.prog("main_pthread_exit")
-    cp = plain(env, [prog, "10", str(S), "7"])
+    cp = plain(env, [prog, "10", str(S), "0", "7"])
     eq(cp.returncode, 7, "plain exit status")
-    s, _ = env.traced([prog, "10", str(S), "7"], timeout=HANG, expect_rc=7)
+    s, _ = env.traced([prog, "10", str(S), "0", "7"], timeout=HANG, expect_rc=7)
     eq(s["unmatched_frees"], 0, "unmatched_frees")
 
 

@@ -4,10 +4,11 @@
  * worker waits until main is gone, makes N allocations of S bytes, frees all
  * but one, says so and returns. glibc then ends the process with exit(0)
  * from the worker, the last thread (unless ST is given: the worker then
- * calls exit(ST) itself). A tracker thread that counts as one of the
+ * calls exit(ST) itself), and exit runs main's atexit handler, which leaks
+ * A bytes (when A > 0). A tracker thread that counts as one of the
  * program's keeps the process alive forever instead.
  *
- * usage: main_pthread_exit N S [ST]
+ * usage: main_pthread_exit N S [A [ST]]
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -18,7 +19,7 @@
 
 #include "common.h"
 
-static unsigned long long n_allocs, size;
+static unsigned long long n_allocs, size, atexit_bytes;
 static long status = -1;
 static pid_t main_tid;
 
@@ -51,6 +52,18 @@ static int main_gone(void)
     return q && (q[2] == 'Z' || q[2] == 'X');
 }
 
+static void at_exit(void)
+{
+    if (atexit_bytes) {
+        char *p = malloc(atexit_bytes);
+        if (!p)
+            die("malloc");
+        p[0] = 1;
+        sink(p);
+    }
+    put_kv("atexit_ran", 1);
+}
+
 static void *worker(void *arg)
 {
     (void)arg;
@@ -80,8 +93,11 @@ int main(int argc, char **argv)
 {
     n_allocs = arg_u64(argc, argv, 1, 100);
     size = arg_u64(argc, argv, 2, 64);
-    if (argc > 3)
-        status = (long)arg_u64(argc, argv, 3, 0);
+    atexit_bytes = arg_u64(argc, argv, 3, 0);
+    if (argc > 4)
+        status = (long)arg_u64(argc, argv, 4, 0);
+    if (atexit(at_exit))
+        die("atexit");
     main_tid = (pid_t)syscall(SYS_gettid);
     pthread_t t;
     if (pthread_create(&t, NULL, worker, NULL))
