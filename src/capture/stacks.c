@@ -35,7 +35,11 @@ static uint64_t trie_count;
 static uint32_t next_id = 1;
 static _Atomic int trie_lock;
 
-#define TRIE_INITIAL (1u << 16)
+/* 64 KiB to start: a small program's whole trie. It doubles at half full,
+ * and the tables it outgrows stay mapped (readers may still be in them), so
+ * the address space it takes is under twice what the stacks need; starting
+ * at 1 MiB reserved that much in every process, small or not. */
+#define TRIE_INITIAL (1u << 12)
 
 static void lock_trie(void)
 {
