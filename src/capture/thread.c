@@ -8,8 +8,9 @@
  * and go. A state is recycled (FREE -> CLAIMED -> ACTIVE) only after the
  * writer has drained it and seen its thread gone (writer.c).
  */
-#include <fcntl.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "capture/capture.h"
@@ -111,20 +112,16 @@ static struct trk_thread *thread_new(void)
 }
 
 /* Reads the kernel's name for the calling thread, which names threads that
- * were christened before we could see it (or by the program name). */
+ * were christened before we could see it (or by the program name). One
+ * prctl, raw so that it never reaches our own prctl hook: reading
+ * /proc/thread-self/comm cost every new thread an open, a read and a close
+ * (and a descriptor, for a moment, among the program's). */
 static void thread_emit_comm(struct trk_thread *t)
 {
-    int fd = open("/proc/thread-self/comm", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
     char name[TRK_THREAD_NAME_MAX + 1];
-    ssize_t n = read(fd, name, TRK_THREAD_NAME_MAX);
-    close(fd);
-    if (n <= 0)
+    memset(name, 0, sizeof(name));
+    if (syscall(SYS_prctl, PR_GET_NAME, name, 0, 0, 0) != 0 || !name[0])
         return;
-    name[n] = 0;
-    if (name[n - 1] == '\n')
-        name[n - 1] = 0;
     trk_ev_thread_name(t, t->tid, name);
 }
 
