@@ -111,6 +111,9 @@ struct trk_thread {
     uint64_t exit_seen_ns;   /* writer-private */
     struct trk_thread *next; /* registry, append-only */
 
+    /* cache entries are valid while their epoch equals cache_epoch: a
+     * state's new owner bumps it instead of clearing 64 KiB. */
+    uint16_t cache_epoch;
     struct trk_stack_cache_ent cache[TRK_STACK_CACHE];
     uintptr_t ips[TRK_DEPTH_MAX + 32];
 
@@ -398,6 +401,8 @@ int trk_write_all(const void *buf, size_t len) TRK_HIDDEN;
 int trk_writer_start(void) TRK_HIDDEN;
 void trk_writer_wake(void) TRK_HIDDEN;
 int trk_writer_alive(void) TRK_HIDDEN;
+/* Recycles the states of exited threads now, if the writer is not busy. */
+void trk_writer_reclaim(void) TRK_HIDDEN;
 /* Flushes everything and writes an END chunk with the given reason. */
 void trk_writer_finish(int reason, int stop) TRK_HIDDEN;
 /* Takes back the END of a trk_writer_finish(…, 0) whose exec failed. */

@@ -35,7 +35,11 @@ static uint64_t trie_count;
 static uint32_t next_id = 1;
 static _Atomic int trie_lock;
 
-#define TRIE_INITIAL (1u << 16)
+/* 64 KiB to start: a small program's whole trie. It doubles at half full,
+ * and the tables it outgrows stay mapped (readers may still be in them), so
+ * the address space it takes is under twice what the stacks need; starting
+ * at 1 MiB reserved that much in every process, small or not. */
+#define TRIE_INITIAL (1u << 12)
 
 static void lock_trie(void)
 {
@@ -195,7 +199,7 @@ uint32_t trk_stack_intern(struct trk_thread *t, const uintptr_t *ips, int n)
         return 0;
     uint64_t h = stack_hash(ips, n);
     struct trk_stack_cache_ent *c = &t->cache[h & (TRK_STACK_CACHE - 1)];
-    if (c->hash == h && c->depth == (uint16_t)n)
+    if (c->hash == h && c->depth == (uint16_t)n && c->epoch == t->cache_epoch)
         return c->id;
 
     uint32_t node = 0;
@@ -206,6 +210,7 @@ uint32_t trk_stack_intern(struct trk_thread *t, const uintptr_t *ips, int n)
     }
     c->hash = h;
     c->depth = (uint16_t)n;
+    c->epoch = t->cache_epoch;
     c->id = node;
     return node;
 }

@@ -8,8 +8,9 @@
  * and go. A state is recycled (FREE -> CLAIMED -> ACTIVE) only after the
  * writer has drained it and seen its thread gone (writer.c).
  */
-#include <fcntl.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "capture/capture.h"
@@ -69,9 +70,14 @@ static void thread_reset(struct trk_thread *t)
     atomic_store_explicit(&t->floor, UINT64_MAX, memory_order_relaxed);
     atomic_store_explicit(&t->wake_sent, 0, memory_order_relaxed);
     t->exit_seen_ns = 0;
-    /* A zero hash never matches a real stack's hash by construction
-     * (stacks.c forces the low bit), so zeroing invalidates the cache. */
-    memset(t->cache, 0, sizeof(t->cache));
+    /* A new epoch invalidates the stack cache (the ids it holds belong to
+     * the old stream, or to the parent's trie after fork). Clearing it
+     * instead was a 64 KiB memset per new thread; now only once every
+     * 65,535 owners. A fresh state's entries have epoch 0, never current. */
+    if (++t->cache_epoch == 0) {
+        memset(t->cache, 0, sizeof(t->cache));
+        t->cache_epoch = 1;
+    }
     t->stream = atomic_fetch_add(&next_stream, 1);
     t->tid = trk_gettid();
     t->self = pthread_self();
@@ -106,26 +112,26 @@ static struct trk_thread *thread_new(void)
 }
 
 /* Reads the kernel's name for the calling thread, which names threads that
- * were christened before we could see it (or by the program name). */
+ * were christened before we could see it (or by the program name). One
+ * prctl, raw so that it never reaches our own prctl hook: reading
+ * /proc/thread-self/comm cost every new thread an open, a read and a close
+ * (and a descriptor, for a moment, among the program's). */
 static void thread_emit_comm(struct trk_thread *t)
 {
-    int fd = open("/proc/thread-self/comm", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
     char name[TRK_THREAD_NAME_MAX + 1];
-    ssize_t n = read(fd, name, TRK_THREAD_NAME_MAX);
-    close(fd);
-    if (n <= 0)
+    memset(name, 0, sizeof(name));
+    if (syscall(SYS_prctl, PR_GET_NAME, name, 0, 0, 0) != 0 || !name[0])
         return;
-    name[n] = 0;
-    if (name[n - 1] == '\n')
-        name[n - 1] = 0;
     trk_ev_thread_name(t, t->tid, name);
 }
 
 struct trk_thread *trk_thread_attach(void)
 {
     struct trk_thread *t = thread_claim_free();
+    if (!t) {
+        trk_writer_reclaim();
+        t = thread_claim_free();
+    }
     if (!t)
         t = thread_new();
     if (!t) {
@@ -146,8 +152,10 @@ struct trk_thread *trk_thread_attach(void)
 void trk_thread_exit_mark(struct trk_thread *t)
 {
     trk_ev_thread_exit(t);
+    /* No writer wake-up: the writer's next period drains the state, and
+     * the next new thread recycles it if that comes first. A wake-up per
+     * exit cost a context switch and a write cycle per short thread. */
     atomic_store_explicit(&t->state, TRK_TS_EXITING, memory_order_release);
-    trk_writer_wake();
 }
 
 pid_t trk_thread_tid_of(pthread_t th)

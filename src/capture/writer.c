@@ -9,6 +9,11 @@
  * The sampler thread is a producer: RSS every TRACKER_RSS_MS and module
  * snapshots when the loader's counters moved.
  *
+ * Neither thread is the program's: glibc ends a process with exit(0) when
+ * its last thread ends (main's pthread_exit included), and counts threads in
+ * __nptl_nthreads, so ours are taken out of that count once created (see
+ * spawn) and never end through glibc afterwards (finish_thread).
+ *
  * Watermarks. Let G0 be the seq counter read at the start of a cycle and
  * f(t) each thread's floor, read before its committed offset c(t). Every
  * event with seq < W = min(G0, f(t)...) is inside [consumed, c(t)) of its
@@ -17,8 +22,11 @@
  * before the fetch-add, published by it) is at most that seq. So after the
  * cycle's DATA chunks, "all seq < W precede this point" holds.
  */
+#include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <linux/futex.h>
 #include <lz4.h>
 #include <signal.h>
@@ -50,6 +58,42 @@ static int lz_cap;
 static uint64_t last_wm;
 static uint64_t chunks_written;
 static _Atomic int fail_reported;
+
+/* glibc's count of live threads (GLIBC_PRIVATE, an unsigned int since
+ * NPTL began). start_thread and main's pthread_exit decrement it, and the
+ * thread that takes it to zero calls exit(0): the program's last thread ends
+ * the process. Counting ours there kept a process whose main thread called
+ * pthread_exit alive forever once its other threads were done. NULL when
+ * this libc has no such count (then our threads count, as before). */
+static _Atomic unsigned int *nthreads;
+
+static void nthreads_resolve(void)
+{
+    if (nthreads)
+        return;
+    void *p = dlsym(RTLD_DEFAULT, "__nptl_nthreads");
+    Dl_info info;
+    const ElfW(Sym) *sym = NULL;
+    /* Only an object of exactly that size is the count we know. */
+    if (p && dladdr1(p, &info, (void **)&sym, RTLD_DL_SYMENT) && sym &&
+        sym->st_size == sizeof(unsigned int) && ELF64_ST_TYPE(sym->st_info) == STT_OBJECT)
+        nthreads = p;
+    else
+        dlerror(); /* not the program's error */
+}
+
+/* A background thread of ours ends only with the process. Returning would
+ * give glibc back a count we took away (and could make it call exit a
+ * second time, concurrently with the program's); parked, it costs nothing
+ * and keeps nothing alive. */
+static void finish_thread(void)
+{
+    if (!nthreads)
+        return;
+    static uint32_t never;
+    for (;;)
+        syscall(SYS_futex, &never, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+}
 
 int trk_writer_alive(void)
 {
@@ -144,6 +188,39 @@ static void maybe_recycle(struct trk_thread *t)
         atomic_store_explicit(&t->state, TRK_TS_FREE, memory_order_release);
 }
 
+/* A new thread found no free state. The writer recycles exited threads'
+ * states once per flush period, and a program that starts short threads
+ * one after another got through hundreds of fresh states (640 KiB of
+ * address space each) in between: ~100 MiB over 10,000 threads. So the new
+ * thread recycles the states of threads that are gone itself, writing out
+ * what they left, as the writer would. It never waits for the lock: if the
+ * writer holds it, a fresh state it is. */
+void trk_writer_reclaim(void)
+{
+    if (atomic_load(&writer_state) != WS_RUNNING || pthread_mutex_trylock(&flush_lock))
+        return;
+    int saved = errno; /* called from a hook: the program's errno is the program's */
+    if (!atomic_load(&finished) && trk_output_fd() >= 0) {
+        for (struct trk_thread *t = trk_thread_list(); t; t = t->next) {
+            if (atomic_load_explicit(&t->state, memory_order_acquire) != TRK_TS_EXITING ||
+                (syscall(SYS_tgkill, trk_pid, t->tid, 0) == 0 || errno != ESRCH))
+                continue;
+            /* Gone: nothing of it is still in flight, so its commits are final. */
+            uint64_t c = atomic_load_explicit(&t->committed, memory_order_acquire);
+            uint64_t done = atomic_load_explicit(&t->consumed, memory_order_relaxed);
+            if (c > done) {
+                if (write_stream(t, done, c))
+                    break;
+                atomic_store_explicit(&t->consumed, c, memory_order_release);
+                atomic_store_explicit(&t->wake_sent, 0, memory_order_relaxed);
+            }
+            atomic_store_explicit(&t->state, TRK_TS_FREE, memory_order_release);
+        }
+    }
+    pthread_mutex_unlock(&flush_lock);
+    errno = saved;
+}
+
 /* pre: flush_lock held. */
 static void flush_cycle(int final)
 {
@@ -189,6 +266,7 @@ static void *writer_main(void *arg)
         struct timespec ts = {0, (long)trk_cfg.flush_ms * 1000000L};
         syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, w, &ts, NULL, 0);
     }
+    finish_thread();
     return NULL;
 }
 
@@ -220,8 +298,10 @@ static void *sampler_main(void *arg)
     (void)arg;
     trk_tl_internal = 1;
     struct trk_thread *t = trk_enter();
-    if (!t)
+    if (!t) {
+        finish_thread();
         return NULL;
+    }
     trk_tl_guard = TRK_GUARD_INTERNAL; /* for good: nothing here is the program's */
     int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
     int period = trk_cfg.rss_ms ? trk_cfg.rss_ms : 10;
@@ -245,20 +325,38 @@ static void *sampler_main(void *arg)
     }
     if (fd >= 0)
         close(fd);
+    finish_thread();
     return NULL;
 }
 
-static int spawn(void *(*fn)(void *), const char *name)
+/* Stacks of our own size: the default (RLIMIT_STACK, 8 MiB) for each of
+ * ours came out of a program's RLIMIT_AS share. The writer's deepest use is
+ * LZ4's 16 KiB state; the sampler's, a module walk or the GPU driver's
+ * memory query. */
+#define WRITER_STACK  (256u << 10)
+#define SAMPLER_STACK (1u << 20)
+
+static int spawn(void *(*fn)(void *), const char *name, size_t stack)
 {
     sigset_t all, old;
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr))
+        return EAGAIN;
+    pthread_attr_setstacksize(&attr, stack);
     sigfillset(&all);
     /* Signals meant for the program must never land on our threads. */
     pthread_sigmask(SIG_SETMASK, &all, &old);
     pthread_t th;
-    int rc = pthread_create(&th, NULL, fn, NULL);
+    int rc = pthread_create(&th, &attr, fn, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
     if (rc)
         return rc;
+    /* pthread_create counted the thread before cloning it; the creator is
+     * one of the program's threads and still counted, so this never takes
+     * the count to zero. */
+    if (nthreads)
+        atomic_fetch_sub(nthreads, 1);
     pthread_setname_np(th, name);
     pthread_detach(th);
     return 0;
@@ -274,15 +372,16 @@ int trk_writer_start(void)
         if (!raw_buf || !lz_buf || !lz_state)
             return ENOMEM;
     }
+    nthreads_resolve();
     atomic_store(&finished, 0);
     last_wm = 0;
     atomic_store(&writer_state, WS_RUNNING);
-    int rc = spawn(writer_main, "trk-writer");
+    int rc = spawn(writer_main, "trk-writer", WRITER_STACK);
     if (rc) {
         atomic_store(&writer_state, WS_NONE);
         return rc;
     }
-    return spawn(sampler_main, "trk-sampler");
+    return spawn(sampler_main, "trk-sampler", SAMPLER_STACK);
 }
 
 /* Waits (bounded) for events already in flight on other threads to commit,

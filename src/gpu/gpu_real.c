@@ -10,7 +10,9 @@
  * loaded, or hand out one of our own functions as a real one.
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <stdatomic.h>
+#include <string.h>
 
 #include "gpu/gpu.h"
 #include "preload/real.h"
@@ -44,6 +46,41 @@ static const char *const hip_names[] = {"libamdhip64.so.7", "libamdhip64.so.6", 
                                         "libamdhip64.so", NULL};
 static void *_Atomic lib_handles[2];
 
+struct lib_find {
+    const char *prefix;
+    size_t len;
+    int found;
+};
+
+static int lib_find_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct lib_find *f = arg;
+    const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+    base = base ? base + 1 : info->dlpi_name;
+    if (base && strncmp(base, f->prefix, f->len) == 0)
+        f->found = 1;
+    return f->found;
+}
+
+/* Whether an object named like the library is loaded at all. A failed
+ * dlopen, even RTLD_NOLOAD, mallocs its error message: from the sampler
+ * thread, ten times a second, that made glibc reserve a 64 MiB arena for
+ * it, out of the program's address space (RLIMIT_AS). The walk allocates
+ * nothing; the dlopen then runs only when it will succeed. */
+static int lib_maybe_loaded(enum trk_gpu_lib lib)
+{
+    struct lib_find f = {lib == TRK_GPU_LIB_CUDA ? "libcuda" : "libamdhip64", 0, 0};
+    f.len = strlen(f.prefix);
+    struct trk_thread *t = trk_tl_thread;
+    if (t)
+        trk_dl_enter(t);
+    dl_iterate_phdr(lib_find_cb, &f);
+    if (t)
+        trk_dl_leave(t);
+    return f.found;
+}
+
 void *trk_gpu_lib_handle(enum trk_gpu_lib lib)
 {
     void *h = atomic_load_explicit(&lib_handles[lib], memory_order_acquire);
@@ -51,7 +88,7 @@ void *trk_gpu_lib_handle(enum trk_gpu_lib lib)
         return h;
     if (!trk_real.dlopen)
         trk_resolve();
-    if (!trk_real.dlopen)
+    if (!trk_real.dlopen || !lib_maybe_loaded(lib))
         return NULL;
     int was = trk_tl_guard;
     trk_tl_guard = TRK_GUARD_INTERNAL;
