@@ -53,6 +53,13 @@ struct trk_real_fns {
     void (*exit_now2)(int); /* _Exit */
     int (*pthread_setname_np)(pthread_t, const char *);
     int (*prctl)(int, unsigned long, unsigned long, unsigned long, unsigned long);
+    /* descriptors (hooks_fd.c) */
+    int (*close)(int);
+    int (*close_range)(unsigned int, unsigned int, int);
+    void (*closefrom)(int);
+    int (*dup2)(int, int);
+    int (*dup3)(int, int, int);
+    int (*pipe2)(int[2], int);
 };
 
 extern struct trk_real_fns trk_real TRK_HIDDEN;
