@@ -97,6 +97,11 @@ void trk_resolve(void)
     GET(dup2, "dup2");
     GET(dup3, "dup3");
     GET(pipe2, "pipe2");
+    GET(dup, "dup");
+    GET(fcntl, "fcntl");
+    GET(fcntl64, "fcntl64");
+    GET(fstat, "fstat");
+    GET(fstat64, "fstat64");
     /* malloc last: its presence is what the hooks test for "resolved". */
     GET(malloc, "malloc");
     trk_tl_guard = was;

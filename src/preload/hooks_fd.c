@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT
  *
- * hooks_fd.c - close, close_range, closefrom, dup2, dup3 and pipe2: the
- * tracker's own descriptors (fds.c) look to the program as if not open.
+ * hooks_fd.c - close, close_range, closefrom, dup, dup2, dup3, fcntl, fstat
+ * and pipe2: the tracker's own descriptors (fds.c) look to the program as if
+ * not open.
  *
  * Without us those numbers would not exist, so close of one says EBADF,
  * close_range and closefrom close everything around them, dup2/dup3 from one
@@ -16,6 +17,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -141,6 +144,67 @@ TRK_EXPORT int dup3(int oldfd, int newfd, int flags)
         return -1;
     return trk_real.dup3 ? trk_real.dup3(oldfd, newfd, flags)
                          : (int)syscall(SYS_dup3, oldfd, newfd, flags);
+}
+
+/* The usual "is this number open?" probes: fstat (CPython's fd_status.py
+ * walks 0..SC_OPEN_MAX with it), fcntl(F_GETFD), dup. A descriptor of ours
+ * answers as one that is not open. */
+TRK_EXPORT int dup(int fd)
+{
+    if (TRK_UNLIKELY(trk_fd_role_of(fd) >= 0)) {
+        errno = EBADF;
+        return -1;
+    }
+    return trk_real.dup ? trk_real.dup(fd) : (int)syscall(SYS_dup, fd);
+}
+
+TRK_EXPORT int fstat(int fd, struct stat *st)
+{
+    if (TRK_UNLIKELY(trk_fd_role_of(fd) >= 0)) {
+        errno = EBADF;
+        return -1;
+    }
+    return trk_real.fstat ? trk_real.fstat(fd, st) : (int)syscall(SYS_fstat, fd, st);
+}
+
+TRK_EXPORT int fstat64(int fd, struct stat64 *st)
+{
+    if (TRK_UNLIKELY(trk_fd_role_of(fd) >= 0)) {
+        errno = EBADF;
+        return -1;
+    }
+    return trk_real.fstat64 ? trk_real.fstat64(fd, st) : (int)syscall(SYS_fstat, fd, st);
+}
+
+/* Every fcntl command takes at most one argument, an int or a pointer:
+ * passing it on as a pointer-sized value is what libc's own fcntl reads. */
+static int fcntl_with(int (*real)(int, int, ...), int fd, int cmd, void *arg)
+{
+    if (TRK_UNLIKELY(trk_fd_role_of(fd) >= 0)) {
+        errno = EBADF;
+        return -1;
+    }
+    if (!real)
+        return (int)syscall(SYS_fcntl, fd, cmd, arg);
+    return real(fd, cmd, arg);
+}
+
+TRK_EXPORT int fcntl(int fd, int cmd, ...)
+{
+    va_list ap;
+    va_start(ap, cmd);
+    void *arg = va_arg(ap, void *);
+    va_end(ap);
+    return fcntl_with(trk_real.fcntl, fd, cmd, arg);
+}
+
+TRK_EXPORT int fcntl64(int fd, int cmd, ...)
+{
+    va_list ap;
+    va_start(ap, cmd);
+    void *arg = va_arg(ap, void *);
+    va_end(ap);
+    return fcntl_with(trk_real.fcntl64 ? trk_real.fcntl64 : trk_real.fcntl, fd, cmd, arg);
 }
 
 TRK_EXPORT int pipe2(int fds[2], int flags)

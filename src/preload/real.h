@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <spawn.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "capture/capture.h"
@@ -60,6 +61,11 @@ struct trk_real_fns {
     int (*dup2)(int, int);
     int (*dup3)(int, int, int);
     int (*pipe2)(int[2], int);
+    int (*dup)(int);
+    int (*fcntl)(int, int, ...);
+    int (*fcntl64)(int, int, ...);
+    int (*fstat)(int, struct stat *);
+    int (*fstat64)(int, struct stat64 *);
 };
 
 extern struct trk_real_fns trk_real TRK_HIDDEN;

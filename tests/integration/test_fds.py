@@ -87,6 +87,19 @@ def test_no_background_open_close(env):
        "(open got another number, second close closed something) in %d rounds" % v["rounds"])
 
 
+def test_probes_see_nothing(env):
+    """fstat, fcntl(F_GETFD) and dup over 3..soft limit find no descriptor
+    of the tracker's (CPython's test_pass_fds_redirected lists a child's
+    open fds this way), with the usual limit and with one lowered to 40,
+    where the tracker's cannot sit above the program's range."""
+    prog = env.prog("fdprog")
+    _, _, v = env.run([prog, "probe", "-", "0"], timeout=60)
+    eq(v.get("open"), 0, "descriptors answering as open (last %r)" % v.get("open_fd"))
+    _, _, v = env.run([bash(), "-c", 'ulimit -n 40 && exec "$0" probe - 0', prog], timeout=60)
+    eq(v.get("open"), 0, "descriptors answering as open under ulimit -n 40 (last %r)"
+       % v.get("open_fd"))
+
+
 FD_CALLS = ("open", "openat", "openat2", "close", "close_range", "pipe", "pipe2", "dup",
             "dup2", "dup3", "fcntl", "socket", "accept", "accept4", "eventfd2", "memfd_create")
 

@@ -13,6 +13,10 @@
  *   closefrom    closefrom(3), then open PATH
  *   dup2         /dev/null dup2'd over 3..63, then open PATH (lands at 64)
  *   dup3         the same with dup3(..., O_CLOEXEC)
+ *   probe        asks fstat, fcntl(F_GETFD) and dup about every number from 3
+ *                up to the soft RLIMIT_NOFILE (fd_status.py of CPython's
+ *                tests does this): prints how many answered "open" (open=);
+ *                none do plain when nothing was inherited
  *   churn        for N ms, open and close /dev/null as fast as it can, closing
  *                each twice as bash does; prints how often open returned
  *                another number than the lowest free one (foreign=) and how
@@ -22,6 +26,8 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,6 +45,27 @@ static void cover(int cloexec)
         if (rc != fd)
             die("dup2/dup3");
     }
+}
+
+static void probe(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        die("getrlimit");
+    unsigned long long open_fds = 0;
+    for (rlim_t fd = 3; fd < rl.rlim_cur && fd < 1u << 20; fd++) {
+        struct stat st;
+        int a = fstat((int)fd, &st) == 0;
+        int b = fcntl((int)fd, F_GETFD) != -1;
+        int c = dup((int)fd);
+        if (c >= 0)
+            close(c);
+        if (a || b || c >= 0) {
+            open_fds++;
+            put_kv("open_fd", (unsigned long long)fd);
+        }
+    }
+    put_kv("open", open_fds);
 }
 
 static void churn(unsigned long long ms)
@@ -76,6 +103,10 @@ int main(int argc, char **argv)
         die("usage: fdprog MODE PATH N");
     const char *mode = argv[1];
     unsigned long long n = arg_u64(argc, argv, 3, 0);
+    if (strcmp(mode, "probe") == 0) {
+        probe();
+        return 0;
+    }
     if (strcmp(mode, "churn") == 0) {
         churn(n);
         return 0;
