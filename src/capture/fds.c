@@ -51,20 +51,19 @@ int trk_fd_raw_close(int fd)
     return (int)syscall(SYS_close, fd);
 }
 
-/* The floor: 24 below the soft limit, at most 1000. High enough that no
- * program's "next free number" ever meets ours, low enough that the kernel's
- * descriptor table stays small where the limit is huge (containers often
- * allow 2^20). A program that lowers the limit later keeps ours working:
- * the limit only bounds new numbers. */
+/* The floor: 24 below the soft limit (capped at 2^16). A program that fills
+ * numbers from the bottom meets ours only where it would run out a few
+ * numbers later anyway; one that closes or probes every number is answered
+ * by the hooks. The cap bounds the kernel's descriptor table (and what each
+ * fork copies) where containers allow 2^20. A program that lowers the limit
+ * later keeps ours working: the limit only bounds new numbers. */
 static int compute_floor(void)
 {
     struct rlimit rl;
     long soft = 1024;
     if (syscall(SYS_getrlimit, RLIMIT_NOFILE, &rl) == 0)
-        soft = rl.rlim_cur > (1u << 20) ? (1 << 20) : (long)rl.rlim_cur;
-    long f = soft > 1024 ? 1000 : soft - 24;
-    if (soft <= 1024 && f < soft / 2)
-        f = soft / 2; /* a tiny limit: stay in its upper half */
+        soft = rl.rlim_cur > (1u << 16) ? (1 << 16) : (long)rl.rlim_cur;
+    long f = soft >= 64 ? soft - 24 : soft / 2; /* a tiny limit: its upper half */
     return f < 3 ? 3 : (int)f;
 }
 
@@ -80,15 +79,23 @@ static void record_identity(struct fd_slot *s, int fd)
     }
 }
 
-/* A new number for fd at or above the floor, close-on-exec; -1 if none. */
+/* A new number for fd at or above the floor, close-on-exec; -1 if none.
+ * When the program holds everything from the floor up (or lowered its
+ * limit below it), halfway down, and so on: as far from the numbers a
+ * program takes next as there is room. */
 static int dup_high(int fd)
 {
     if (!fd_floor)
         fd_floor = compute_floor();
-    long n = sys_fcntl(fd, F_DUPFD_CLOEXEC, fd_floor);
-    if (n < 0)
-        n = sys_fcntl(fd, F_DUPFD_CLOEXEC, 3);
-    return n < 0 ? -1 : (int)n;
+    for (long at = fd_floor;; at /= 2) {
+        if (at < 3)
+            at = 3;
+        long n = sys_fcntl(fd, F_DUPFD_CLOEXEC, at);
+        if (n >= 0)
+            return (int)n;
+        if (at == 3)
+            return -1;
+    }
 }
 
 int trk_fd_adopt(enum trk_fd_role role, int fd, int *copy)
@@ -188,7 +195,7 @@ int trk_fd_vacate(int fd)
             sched_yield();
     if (n < 0) {
         if (role == TRK_FD_CAPTURE)
-            trk_fail("the program took the capture's descriptor and no other was free", EMFILE);
+            trk_fail("the program took the capture's descriptor and no other was free: ", EMFILE);
         return -1;
     }
     return 0;

@@ -130,6 +130,34 @@ def test_threads_touch_no_descriptor(env):
           % "\n  ".join(others[:10]))
 
 
+def test_dup2_over_the_top(env):
+    """dup2 over the top 64 numbers below the soft limit, where the tracker
+    keeps its own: they move out of the way (libunwind's copy of its pipe
+    numbers included) and the capture stays complete."""
+    run_mode(env, "dup2_top", 3)
+
+
+def test_dup2_over_everything(env):
+    """dup2 over every number up to the soft limit leaves the tracker no
+    descriptor: it stops, says so once, the capture reads as truncated, and
+    the program's files hold only the program's data."""
+    prog = env.prog("fdprog")
+    d = env.tmpdir("all")
+    data = os.path.join(d, "data.txt")
+    cp, out, v = env.run([prog, "dup2_all", data, str(N)], timeout=60)
+    with open(data, "rb") as f:
+        got = f.read()
+    check(got == expected_lines(N).encode(),
+          "data file holds only the program's lines (%d bytes, expected %d; starts %r)"
+          % (len(got), len(expected_lines(N)), got[:40]))
+    eq(v.get("fd"), 3, "data file descriptor")
+    err = cp.stderr.decode(errors="replace")
+    eq(err.count("stopped tracking"), 1, "stop messages in %r" % err[-500:])
+    check("descriptor" in err, "the message says why: %r" % err[-300:])
+    st = env.stats(out, allow_truncated=True)
+    eq(st.get("truncated"), True, "capture truncated")
+
+
 def bash():
     b = shutil.which("bash")
     if not b:

@@ -13,6 +13,9 @@
  *   closefrom    closefrom(3), then open PATH
  *   dup2         /dev/null dup2'd over 3..63, then open PATH (lands at 64)
  *   dup3         the same with dup3(..., O_CLOEXEC)
+ *   dup2_top     /dev/null dup2'd over the top 64 numbers below the soft
+ *                RLIMIT_NOFILE, then closed again; open PATH (gets 3)
+ *   dup2_all     the same over every number from 3 to the soft limit
  *   probe        asks fstat, fcntl(F_GETFD) and dup about every number from 3
  *                up to the soft RLIMIT_NOFILE (fd_status.py of CPython's
  *                tests does this): prints how many answered "open" (open=);
@@ -33,18 +36,34 @@
 
 #include "common.h"
 
-static void cover(int cloexec)
+/* /dev/null dup2'd (dup3'd) over [lo, hi]; with `release`, all of them
+ * closed again afterwards, so the data file gets 3 as plain. */
+static void cover(int lo, int hi, int cloexec, int release)
 {
     int null = open("/dev/null", O_WRONLY);
     if (null < 0)
         die("open /dev/null");
-    for (int fd = 3; fd < 64; fd++) {
+    for (int fd = lo; fd <= hi; fd++) {
         if (fd == null)
             continue;
         int rc = cloexec ? dup3(null, fd, O_CLOEXEC) : dup2(null, fd);
         if (rc != fd)
             die("dup2/dup3");
     }
+    if (release) {
+        for (int fd = lo; fd <= hi; fd++)
+            if (fd != null && close(fd) != 0)
+                die("close of a covered number");
+        close(null);
+    }
+}
+
+static int soft_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        die("getrlimit");
+    return rl.rlim_cur > 1u << 20 ? 1 << 20 : (int)rl.rlim_cur;
 }
 
 static void probe(void)
@@ -117,7 +136,11 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "closefrom") == 0) {
         closefrom(3);
     } else if (strcmp(mode, "dup2") == 0 || strcmp(mode, "dup3") == 0) {
-        cover(mode[3] == '3');
+        cover(3, 63, mode[3] == '3', 0);
+    } else if (strcmp(mode, "dup2_top") == 0) {
+        cover(soft_limit() - 64, soft_limit() - 1, 0, 1);
+    } else if (strcmp(mode, "dup2_all") == 0) {
+        cover(3, soft_limit() - 1, 0, 1);
     } else if (strcmp(mode, "open") != 0) {
         die("unknown mode");
     }
