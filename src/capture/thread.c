@@ -10,6 +10,8 @@
  */
 #include <fcntl.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "capture/capture.h"
@@ -106,20 +108,15 @@ static struct trk_thread *thread_new(void)
 }
 
 /* Reads the kernel's name for the calling thread, which names threads that
- * were christened before we could see it (or by the program name). */
+ * were christened before we could see it (or by the program name). With
+ * PR_GET_NAME, not /proc/thread-self/comm: opening a file at a thread's
+ * first allocation would take a number another of the program's threads
+ * expects, or be closed by its double close (issue 14 item 7). */
 static void thread_emit_comm(struct trk_thread *t)
 {
-    int fd = open("/proc/thread-self/comm", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    char name[17] = {0}; /* the kernel's TASK_COMM_LEN, NUL included */
+    if (syscall(SYS_prctl, PR_GET_NAME, name, 0, 0, 0) != 0 || !name[0])
         return;
-    char name[TRK_THREAD_NAME_MAX + 1];
-    ssize_t n = read(fd, name, TRK_THREAD_NAME_MAX);
-    close(fd);
-    if (n <= 0)
-        return;
-    name[n] = 0;
-    if (name[n - 1] == '\n')
-        name[n - 1] = 0;
     trk_ev_thread_name(t, t->tid, name);
 }
 

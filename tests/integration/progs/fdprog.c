@@ -24,9 +24,11 @@
  *                each twice as bash does; prints how often open returned
  *                another number than the lowest free one (foreign=) and how
  *                often the second close succeeded (stolen=): both 0 plain, as
- *                they must be when no other thread opens or closes anything
+ *                they must be when no other thread opens or closes anything;
+ *                first runs 4 threads that only allocate
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -87,8 +89,25 @@ static void probe(void)
     put_kv("open", open_fds);
 }
 
+static void *short_thread(void *arg)
+{
+    sink(arg);
+    void *p = malloc(100); /* its first allocation: the tracker meets it here */
+    sink(p);
+    free(p);
+    return NULL;
+}
+
 static void churn(unsigned long long ms)
 {
+    /* A few threads of the program's that only allocate: they make no
+     * descriptor call of their own. */
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++)
+        if (pthread_create(&th[i], NULL, short_thread, NULL) != 0)
+            die("pthread_create");
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
     int base = open("/dev/null", O_RDONLY);
     if (base < 0)
         die("open /dev/null");
