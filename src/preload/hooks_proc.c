@@ -19,6 +19,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "capture/gpu_events.h"
 #include "preload/real.h"
 #include "python/python.h"
 
@@ -95,6 +96,8 @@ TRK_EXPORT void *dlopen(const char *file, int mode)
     if (h) {
         snapshot_if_changed();
         trk_py_after_dlopen();
+        if (trk_gpu_nvml_start && atomic_load_explicit(&trk_active, memory_order_relaxed))
+            trk_gpu_nvml_start(); /* the driver may have come in with this load */
     }
     return h;
 }

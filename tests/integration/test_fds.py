@@ -104,31 +104,50 @@ FD_CALLS = ("open", "openat", "openat2", "close", "close_range", "pipe", "pipe2"
             "dup2", "dup3", "fcntl", "socket", "accept", "accept4", "eventfd2", "memfd_create")
 
 
-def test_threads_touch_no_descriptor(env):
-    """The same, exactly, by strace: no descriptor system call comes from
-    another thread than the main one. The others are the tracker's writer
-    and sampler, and 4 threads of the program's that only allocate (the
-    tracker read each one's name from /proc/thread-self/comm at its first
-    allocation)."""
+def off_main_fd_calls(env, argv, extra_env=()):
+    """Runs argv traced under strace; returns the descriptor system calls
+    made by threads other than the main one."""
     strace = shutil.which("strace")
     if not strace:
         raise Skip("strace not installed")
-    prog = env.prog("fdprog")
     d = env.tmpdir("strace")
     log = os.path.join(d, "strace.log")
-    cp = env.run_raw([strace, "-f", "-qq", "-o", log, "-e", "trace=" + ",".join(FD_CALLS),
-                      "-E", "LD_PRELOAD=" + env.preload,
-                      "-E", "TRACKER_OUTPUT=" + os.path.join(d, "out.bin"),
-                      prog, "churn", "-", "1000"], timeout=120)
+    envs = ["LD_PRELOAD=" + env.preload, "TRACKER_OUTPUT=" + os.path.join(d, "out.bin")]
+    envs += list(extra_env)
+    cp = env.run_raw([strace, "-f", "-qq", "-o", log, "-e", "trace=" + ",".join(FD_CALLS)]
+                     + [a for e in envs for a in ("-E", e)] + list(argv), timeout=120)
     if cp.returncode != 0 and b"ptrace" in cp.stderr:
         raise Skip("strace cannot trace here: %s" % cp.stderr.decode(errors="replace")[:200])
     eq(cp.returncode, 0, "exit status under strace")
     with open(log) as f:
         lines = [ln for ln in f.read().splitlines() if ln.strip()]
     main_pid = lines[0].split()[0]
-    others = [ln for ln in lines if ln.split()[0] != main_pid
-              and not ln.split()[1].startswith(("+++", "---", "<..."))]
+    return [ln for ln in lines if ln.split()[0] != main_pid
+            and not ln.split()[1].startswith(("+++", "---", "<..."))]
+
+
+def test_threads_touch_no_descriptor(env):
+    """The same, exactly, by strace: no descriptor system call comes from
+    another thread than the main one. The others are the tracker's writer
+    and sampler, and 4 threads of the program's that only allocate (the
+    tracker read each one's name from /proc/thread-self/comm at its first
+    allocation)."""
+    others = off_main_fd_calls(env, [env.prog("fdprog"), "churn", "-", "1000"])
     check(not others, "descriptor calls from threads other than the main one:\n  %s"
+          % "\n  ".join(others[:10]))
+
+
+def test_gpu_sampler_opens_nothing(env):
+    """A CUDA program (the test doubles of tests/gpu): NVML is loaded on the
+    program's thread, not by the sampler (it opened libnvidia-ml.so.1 and
+    ld.so.cache from there)."""
+    fake = os.path.normpath(os.path.join(env.progdir, "..", "gpu", "fake"))
+    prog = os.path.normpath(os.path.join(env.progdir, "..", "gpu", "gpu_driver"))
+    if not os.access(prog, os.X_OK) or not os.path.isdir(os.path.join(fake, "nvml")):
+        raise Skip("GPU test doubles not built")
+    libs = ":".join(os.path.join(fake, n) for n in ("cuda", "nvml"))
+    others = off_main_fd_calls(env, [prog, "sleep"], ["LD_LIBRARY_PATH=" + libs])
+    check(not others, "descriptor calls from the tracker's threads:\n  %s"
           % "\n  ".join(others[:10]))
 
 
