@@ -415,7 +415,6 @@ enum trk_fd_role { TRK_FD_CAPTURE, TRK_FD_STATM, TRK_FD_UNW_READ, TRK_FD_UNW_WRI
  * if given, is another holder of the number kept up to date. Returns it. */
 int trk_fd_adopt(enum trk_fd_role role, int fd, int *copy) TRK_HIDDEN;
 void trk_fd_release(enum trk_fd_role role) TRK_HIDDEN; /* closes and forgets */
-void trk_fd_forget(enum trk_fd_role role) TRK_HIDDEN;  /* forgets (already closed) */
 int trk_fd_get(enum trk_fd_role role) TRK_HIDDEN;
 int trk_fd_role_of(int fd) TRK_HIDDEN; /* the role of a registered number, else -1 */
 /* A user of the number: between pin and unpin it is never handed to the program. */

@@ -127,12 +127,6 @@ void trk_fd_release(enum trk_fd_role role)
         trk_fd_raw_close(fd);
 }
 
-void trk_fd_forget(enum trk_fd_role role)
-{
-    atomic_store(&slots[role].fd, -1);
-    atomic_store(&slots[role].copy, NULL);
-}
-
 int trk_fd_get(enum trk_fd_role role)
 {
     return atomic_load_explicit(&slots[role].fd, memory_order_acquire);
@@ -170,7 +164,8 @@ int trk_fd_intact(enum trk_fd_role role, int fd)
 }
 
 /* The program is about to dup2/dup3 onto fd, one of ours: give ours another
- * number first, so that the program gets the number and we keep the file.
+ * number first (and free this one), so that the program gets the number and
+ * we keep the file.
  * libunwind keeps its pipe's numbers in an array of its own: that copy is
  * rewritten while no thread is unwinding. */
 int trk_fd_vacate(int fd)
@@ -193,6 +188,10 @@ int trk_fd_vacate(int fd)
     if (!tl_pinned)
         while (atomic_load(&s->pins))
             sched_yield();
+    /* Free, as it would be without us: should the program's call fail, the
+     * number must not be left holding our file. */
+    if (n >= 0)
+        trk_fd_raw_close(fd);
     if (n < 0) {
         if (role == TRK_FD_CAPTURE)
             trk_fail("the program took the capture's descriptor and no other was free: ", EMFILE);
