@@ -55,5 +55,9 @@ void trk_ev_gpu_scope(struct trk_thread *t, int enter) TRK_HIDDEN;
  * memory (src/gpu/nvml_sampler.c) at its own, lower rate. Weak, so that the
  * capture engine links without src/gpu (the unit tests do). */
 void trk_gpu_sample(struct trk_thread *t) __attribute__((weak)) TRK_HIDDEN;
+/* Loads NVML once the CUDA driver is in the process; on the program's
+ * thread only (the dlopen hook, the constructor): the sampler opens no
+ * descriptor. Weak for the same reason. */
+void trk_gpu_nvml_start(void) __attribute__((weak)) TRK_HIDDEN;
 
 #endif /* TRK_GPU_EVENTS_H */

@@ -24,21 +24,23 @@
 #include "common/crc32c.h"
 #include "trk_config.h"
 
-static int out_fd = -1;
 static char out_path[4096];
 static uint64_t session;
 static uint8_t header[64 << 10];
 
 int trk_output_fd(void)
 {
-    return out_fd;
+    return trk_fd_get(TRK_FD_CAPTURE);
 }
 
+/* Only from the constructor and the fork-child handler: no other thread of
+ * ours runs yet, so the number cannot move underneath. */
 int trk_write_all(const void *buf, size_t len)
 {
     const uint8_t *p = buf;
+    int fd = trk_output_fd();
     while (len) {
-        ssize_t n = write(out_fd, p, len);
+        ssize_t n = write(fd, p, len);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -355,9 +357,9 @@ int trk_output_open(int is_fork_child)
         trk_log("not tracking: cannot create capture: ", strerrordesc_np(-fd), NULL);
         return -1;
     }
-    if (out_fd >= 0 && out_fd != fd)
-        close(out_fd);
-    out_fd = fd;
+    /* High and close-on-exec: the program's descriptors start at 3, and
+     * the number `tracker run` handed over is one of those. */
+    trk_fd_adopt(TRK_FD_CAPTURE, fd, NULL);
     int err = write_header(root_pid);
     if (err) {
         trk_log("not tracking: cannot write capture: ", strerrordesc_np(err), NULL);

@@ -112,14 +112,13 @@ static struct trk_thread *thread_new(void)
 }
 
 /* Reads the kernel's name for the calling thread, which names threads that
- * were christened before we could see it (or by the program name). One
- * prctl, raw so that it never reaches our own prctl hook: reading
- * /proc/thread-self/comm cost every new thread an open, a read and a close
- * (and a descriptor, for a moment, among the program's). */
+ * were christened before we could see it (or by the program name). With
+ * PR_GET_NAME, not /proc/thread-self/comm: opening a file at a thread's
+ * first allocation would take a number another of the program's threads
+ * expects, or be closed by its double close (issue 14 item 7). */
 static void thread_emit_comm(struct trk_thread *t)
 {
-    char name[TRK_THREAD_NAME_MAX + 1];
-    memset(name, 0, sizeof(name));
+    char name[17] = {0}; /* the kernel's TASK_COMM_LEN, NUL included */
     if (syscall(SYS_prctl, PR_GET_NAME, name, 0, 0, 0) != 0 || !name[0])
         return;
     trk_ev_thread_name(t, t->tid, name);

@@ -133,13 +133,23 @@ static int write_chunk(unsigned type, uint32_t stream, const uint8_t *payload, u
 
     struct iovec iov[2] = {{h, sizeof(h)}, {(void *)payload, stored}};
     size_t total = sizeof(h) + stored;
-    int fd = trk_output_fd();
+    /* Pinned: a program's dup2 onto this number waits until we are done
+     * (fds.c). The identity check catches what no hook sees (a raw
+     * syscall): never write into a file the program owns. */
+    int fd = trk_fd_pin(TRK_FD_CAPTURE);
+    if (!trk_fd_intact(TRK_FD_CAPTURE, fd)) {
+        trk_fd_unpin(TRK_FD_CAPTURE);
+        atomic_store(&writer_state, WS_FAILED);
+        trk_fail("the program closed or replaced the capture's descriptor", 0);
+        return -1;
+    }
     while (total) {
         ssize_t n = writev(fd, iov, 2);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
             int err = n < 0 ? errno : EIO;
+            trk_fd_unpin(TRK_FD_CAPTURE);
             atomic_store(&writer_state, WS_FAILED);
             trk_fail("cannot write capture: ", err);
             return -1;
@@ -152,6 +162,7 @@ static int write_chunk(unsigned type, uint32_t stream, const uint8_t *payload, u
             n -= (ssize_t)k;
         }
     }
+    trk_fd_unpin(TRK_FD_CAPTURE);
     chunks_written++;
     return 0;
 }
@@ -303,7 +314,6 @@ static void *sampler_main(void *arg)
         return NULL;
     }
     trk_tl_guard = TRK_GUARD_INTERNAL; /* for good: nothing here is the program's */
-    int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
     int period = trk_cfg.rss_ms ? trk_cfg.rss_ms : 10;
     unsigned ticks = 0;
     trk_clock_recalibrate();
@@ -312,8 +322,12 @@ static void *sampler_main(void *arg)
     while (!atomic_load(&finished) && atomic_load(&trk_active)) {
         trk_clock_recalibrate();
         uint64_t anon, file;
-        if (trk_cfg.rss_ms && fd >= 0 && read_rss(fd, &anon, &file) == 0)
-            trk_ev_rss(t, anon, file);
+        if (trk_cfg.rss_ms) {
+            int fd = trk_fd_pin(TRK_FD_STATM);
+            if (fd >= 0 && read_rss(fd, &anon, &file) == 0)
+                trk_ev_rss(t, anon, file);
+            trk_fd_unpin(TRK_FD_STATM);
+        }
         /* Loads through libc-internal dlopen (NSS, iconv, libgcc_s) bypass
          * our hook; the loader's counters reveal them within ~10 ms. */
         if ((ticks++ * (unsigned)period) % 10 == 0 && trk_modules_changed(t))
@@ -323,8 +337,6 @@ static void *sampler_main(void *arg)
         struct timespec ts = {period / 1000, (long)(period % 1000) * 1000000L};
         nanosleep(&ts, NULL);
     }
-    if (fd >= 0)
-        close(fd);
     finish_thread();
     return NULL;
 }
@@ -373,6 +385,17 @@ int trk_writer_start(void)
             return ENOMEM;
     }
     nthreads_resolve();
+    /* Opened here, on the program's thread (constructor, fork child), not
+     * by the sampler: a background open or close races with a program that
+     * closes a number twice (bash), and would take the number the program
+     * expects next. A fork child's own statm: /proc/self meant the parent. */
+    if (trk_cfg.rss_ms) {
+        int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/statm", O_RDONLY | O_CLOEXEC);
+        if (fd >= 0)
+            trk_fd_adopt(TRK_FD_STATM, fd, NULL);
+        else
+            trk_fd_release(TRK_FD_STATM);
+    }
     atomic_store(&finished, 0);
     last_wm = 0;
     atomic_store(&writer_state, WS_RUNNING);

@@ -40,47 +40,52 @@ void *trk_gpu_dlsym_real_get(void)
     return p;
 }
 
-/* Sonames tried with RTLD_NOLOAD, newest first. */
-static const char *const cuda_names[] = {"libcuda.so.1", "libcuda.so", NULL};
-static const char *const hip_names[] = {"libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5",
-                                        "libamdhip64.so", NULL};
+/* File names of the driver libraries: "libcuda.so" matches libcuda.so.1
+ * and the unversioned link; "libamdhip64.so" every HIP version. */
+static const char *const lib_stems[2] = {"libcuda.so", "libamdhip64.so"};
 static void *_Atomic lib_handles[2];
 
-struct lib_find {
-    const char *prefix;
+/* The loader's load count when each library was last looked for and not
+ * found: until something new is loaded, looking again is pointless. */
+static _Atomic unsigned long long missed_at[2];
+
+struct find_lib {
+    const char *stem;
     size_t len;
-    int found;
+    unsigned long long unchanged_if, adds;
+    char path[1024]; /* on a hook's stack: kept small (longer: not found) */
 };
 
-static int lib_find_cb(struct dl_phdr_info *info, size_t size, void *arg)
+static int find_lib_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
-    struct lib_find *f = arg;
-    const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
-    base = base ? base + 1 : info->dlpi_name;
-    if (base && strncmp(base, f->prefix, f->len) == 0)
-        f->found = 1;
-    return f->found;
+    struct find_lib *f = arg;
+    if (!f->adds) {
+        f->adds = info->dlpi_adds; /* global, the same in every callback */
+        if (f->adds == f->unchanged_if)
+            return -1;
+    }
+    const char *name = info->dlpi_name, *base = name;
+    if (!name || !*name)
+        return 0;
+    for (const char *p = name; *p; p++)
+        if (*p == '/')
+            base = p + 1;
+    size_t n = strlen(name);
+    if (strncmp(base, f->stem, f->len) != 0 || (base[f->len] && base[f->len] != '.') ||
+        n >= sizeof(f->path))
+        return 0;
+    memcpy(f->path, name, n + 1);
+    return 1;
 }
 
-/* Whether an object named like the library is loaded at all. A failed
- * dlopen, even RTLD_NOLOAD, mallocs its error message: from the sampler
- * thread, ten times a second, that made glibc reserve a 64 MiB arena for
- * it, out of the program's address space (RLIMIT_AS). The walk allocates
- * nothing; the dlopen then runs only when it will succeed. */
-static int lib_maybe_loaded(enum trk_gpu_lib lib)
-{
-    struct lib_find f = {lib == TRK_GPU_LIB_CUDA ? "libcuda" : "libamdhip64", 0, 0};
-    f.len = strlen(f.prefix);
-    struct trk_thread *t = trk_tl_thread;
-    if (t)
-        trk_dl_enter(t);
-    dl_iterate_phdr(lib_find_cb, &f);
-    if (t)
-        trk_dl_leave(t);
-    return f.found;
-}
-
+/* Finds the driver among the loaded objects, then takes a handle by the
+ * exact name the loader knows it by. A dlopen(RTLD_NOLOAD) by soname would
+ * search the library path and open /etc/ld.so.cache on every miss: from the
+ * sampler thread, ten times a second, that open and close raced with the
+ * program's own descriptors (bash closes some twice, and its second close
+ * hit the cache file; the tracker's close then hit bash's pipe). A loaded
+ * object's own name is matched in the loader's list; nothing is opened. */
 void *trk_gpu_lib_handle(enum trk_gpu_lib lib)
 {
     void *h = atomic_load_explicit(&lib_handles[lib], memory_order_acquire);
@@ -88,17 +93,29 @@ void *trk_gpu_lib_handle(enum trk_gpu_lib lib)
         return h;
     if (!trk_real.dlopen)
         trk_resolve();
-    if (!trk_real.dlopen || !lib_maybe_loaded(lib))
+    if (!trk_real.dlopen)
         return NULL;
     int was = trk_tl_guard;
     trk_tl_guard = TRK_GUARD_INTERNAL;
-    /* RTLD_NOLOAD never loads anything: it finds the copy the program (or its
-     * runtime) loaded, whatever its scope, and matches sonames too. The
-     * reference it takes is kept, like the program's own. */
-    for (const char *const *n = lib == TRK_GPU_LIB_CUDA ? cuda_names : hip_names; !h && *n; n++)
-        h = trk_real.dlopen(*n, RTLD_NOLOAD | RTLD_LAZY);
-    if (!h)
-        dlerror(); /* a later dlerror() of the program's must not report our miss */
+    struct find_lib f;
+    f.stem = lib_stems[lib];
+    f.len = strlen(f.stem);
+    f.path[0] = 0;
+    f.adds = 0;
+    f.unchanged_if = atomic_load_explicit(&missed_at[lib], memory_order_relaxed);
+    struct trk_thread *t = trk_tl_thread;
+    if (t)
+        trk_dl_enter(t); /* see trk_dl_quiesce: the loader's lock across fork */
+    int found = dl_iterate_phdr(find_lib_cb, &f);
+    if (t)
+        trk_dl_leave(t);
+    /* The reference RTLD_NOLOAD takes is kept, like the program's own. */
+    if (found > 0)
+        h = trk_real.dlopen(f.path, RTLD_NOLOAD | RTLD_LAZY);
+    if (found > 0 && !h)
+        dlerror();        /* a later dlerror() of the program's must not report our miss */
+    if (found >= 0 && !h) /* also a copy in another namespace: not ours to use */
+        atomic_store_explicit(&missed_at[lib], f.adds, memory_order_relaxed);
     trk_tl_guard = was;
     if (h) {
         void *expect = NULL;

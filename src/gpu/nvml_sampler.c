@@ -5,15 +5,17 @@
  * set what we tracked against what the driver says: the gap is the CUDA
  * context, module code and whatever no hook saw (docs/GPU_INTERNALS.md §7).
  *
- * Runs only on the tracker's sampler thread (writer.c), with the internal
- * guard set, and only once libcuda.so.1 is in the process: a program that
- * never touches CUDA never gets NVML loaded into it. NVML device indices are
+ * Sampled only on the tracker's sampler thread (writer.c), with the internal
+ * guard set; loaded (trk_gpu_nvml_start) on the program's thread once
+ * libcuda.so.1 is in the process: a program that never touches CUDA never
+ * gets NVML loaded into it. NVML device indices are
  * not CUDA ordinals (CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER), so devices
  * are matched by PCI domain/bus/device. Must not: let any NVML failure reach
  * the program (every failure just turns sampling off), allocate itself,
  * block for long, or run in a forked child (NVML state is per process).
  */
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "gpu/gpu.h"
@@ -51,8 +53,8 @@ static struct {
     nvml_ret (*procs)(nvml_device, unsigned int *, struct nvml_proc *);
 } nv;
 
-enum { S_WAITING, S_RUNNING, S_OFF };
-static int state;
+enum { S_WAITING, S_OPENING, S_RUNNING, S_OFF };
+static _Atomic int state;
 static uint64_t next_ns;
 static pid_t owner;
 static unsigned ndev;
@@ -158,27 +160,39 @@ static void sample(struct trk_thread *t)
     }
 }
 
+/* Loading NVML opens files (the library, /etc/ld.so.cache) and nvmlInit
+ * opens the driver's devices: done by the sampler thread, that raced with
+ * the program's own descriptors (issue 14 item 7). So it happens on the
+ * program's thread, inside the call that brought the driver in (our dlopen
+ * hook) or in our constructor when the program was linked with it, as if
+ * that load had done it. Never in a fork child (NVML's state is per
+ * process). */
+void trk_gpu_nvml_start(void)
+{
+    int expect = S_WAITING;
+    if (atomic_load_explicit(&state, memory_order_relaxed) != S_WAITING || trk_tl_guard ||
+        !trk_gpu_lib_handle(TRK_GPU_LIB_CUDA) ||
+        !atomic_compare_exchange_strong(&state, &expect, S_OPENING))
+        return;
+    trk_tl_guard = TRK_GUARD_INTERNAL; /* NVML's own allocations are not the program's */
+    int ok = nvml_open() == 0;
+    trk_tl_guard = 0;
+    owner = trk_pid;
+    atomic_store(&state, ok ? S_RUNNING : S_OFF);
+}
+
 void trk_gpu_sample(struct trk_thread *t)
 {
-    if (state == S_OFF)
-        return;
+    int st = atomic_load(&state);
+    if (st != S_RUNNING)
+        return; /* the sampler never opens anything (trk_gpu_nvml_start) */
     uint64_t now = trk_now_ns();
     if (now < next_ns)
         return;
     next_ns = now + PERIOD_NS;
-    if (state == S_RUNNING && owner != trk_pid) {
-        state = S_OFF; /* a forked child: NVML's state belongs to the parent */
+    if (owner != trk_pid) {
+        atomic_store(&state, S_OFF); /* a forked child: NVML's state belongs to the parent */
         return;
-    }
-    if (state == S_WAITING) {
-        if (!trk_gpu_lib_handle(TRK_GPU_LIB_CUDA))
-            return;
-        if (nvml_open() != 0) {
-            state = S_OFF;
-            return;
-        }
-        owner = trk_pid;
-        state = S_RUNNING;
     }
     if (!mapped && map_devices() == 0)
         mapped = 1;

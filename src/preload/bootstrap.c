@@ -92,6 +92,17 @@ void trk_resolve(void)
     GET(exit_now2, "_Exit");
     GET(pthread_setname_np, "pthread_setname_np");
     GET(prctl, "prctl");
+    GET(close, "close");
+    GET(close_range, "close_range");
+    GET(closefrom, "closefrom");
+    GET(dup2, "dup2");
+    GET(dup3, "dup3");
+    GET(pipe2, "pipe2");
+    GET(dup, "dup");
+    GET(fcntl, "fcntl");
+    GET(fcntl64, "fcntl64");
+    GET(fstat, "fstat");
+    GET(fstat64, "fstat64");
     /* malloc last: its presence is what the hooks test for "resolved". */
     GET(malloc, "malloc");
     trk_tl_guard = was;

@@ -22,6 +22,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "capture/gpu_events.h"
 #include "preload/real.h"
 #include "python/python.h"
 
@@ -108,6 +109,8 @@ TRK_EXPORT void *dlopen(const char *file, int mode)
         if (atomic_load(&trk_active))
             trk_check_allocators(h);
         trk_py_after_dlopen();
+        if (trk_gpu_nvml_start && atomic_load_explicit(&trk_active, memory_order_relaxed))
+            trk_gpu_nvml_start(); /* the driver may have come in with this load */
     }
     return h;
 }

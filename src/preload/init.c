@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "capture/gpu_events.h"
 #include "preload/real.h"
 #include "python/python.h"
 
@@ -125,6 +126,8 @@ __attribute__((constructor)) static void trk_preload_init(void)
     trk_py_init();
     trk_check_allocators(NULL);
     trk_tl_guard = 0;
+    if (trk_gpu_nvml_start)
+        trk_gpu_nvml_start(); /* a program linked with the CUDA driver */
     struct trk_thread *t = trk_enter();
     if (t) {
         trk_modules_snapshot(t);

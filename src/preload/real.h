@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <spawn.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "capture/capture.h"
@@ -54,6 +55,18 @@ struct trk_real_fns {
     void (*exit_now2)(int); /* _Exit */
     int (*pthread_setname_np)(pthread_t, const char *);
     int (*prctl)(int, unsigned long, unsigned long, unsigned long, unsigned long);
+    /* descriptors (hooks_fd.c) */
+    int (*close)(int);
+    int (*close_range)(unsigned int, unsigned int, int);
+    void (*closefrom)(int);
+    int (*dup2)(int, int);
+    int (*dup3)(int, int, int);
+    int (*pipe2)(int[2], int);
+    int (*dup)(int);
+    int (*fcntl)(int, int, ...);
+    int (*fcntl64)(int, int, ...);
+    int (*fstat)(int, struct stat *);
+    int (*fstat64)(int, struct stat64 *);
 };
 
 extern struct trk_real_fns trk_real TRK_HIDDEN;
