@@ -69,6 +69,23 @@ struct trk_py_cache_ent {
     uint64_t value;
 };
 
+/* A call that arrived while this thread was inside a hook (a signal
+ * handler's), kept until the interrupted hook publishes it (nested.c). A
+ * hook waiting for ring space (a starved writer) can be interrupted for
+ * milliseconds: 1024 slots hold ~50 runs of a handler making 20 calls.
+ * Only the pages used are touched. */
+#define TRK_NESTED_MAX 1024
+enum { TRK_NEV_NONE, TRK_NEV_ALLOC, TRK_NEV_FREE, TRK_NEV_REALLOC, TRK_NEV_MMAP, TRK_NEV_MUNMAP };
+struct trk_nested_ev {
+    uint64_t seq, seq2; /* seq2: REALLOC only */
+    uint64_t ts;
+    uintptr_t addr, old; /* old: REALLOC only */
+    uint64_t size;
+    uintptr_t ra; /* the call site: all of its stack we can take in a handler */
+    uint32_t prot, flags;
+    uint8_t op, kind, file;
+};
+
 struct trk_stack_cache_ent {
     uint64_t hash;
     uint32_t id;
@@ -96,10 +113,15 @@ struct trk_thread {
     uint64_t last_seq;
     uint64_t lost;
     struct trk_rec_state enc;
+    /* Nested calls waiting to be published: slots [nhead, ntail) of nested,
+     * filled by signal handlers (ntail), drained by the interrupted hook. */
+    _Atomic uint32_t ntail;
+    uint32_t nhead;
 
     /* shared with the writer */
     _Alignas(64) _Atomic uint64_t committed;
     _Atomic uint64_t floor;
+    _Atomic uint64_t nfloor; /* floor of the nested calls not yet published */
     _Alignas(64) _Atomic uint64_t consumed;
     _Atomic int state;
     _Atomic int wake_sent;
@@ -116,6 +138,8 @@ struct trk_thread {
 
     /* Python (src/python): the walk's frames, innermost first, and the
      * merged hybrid stack. */
+    struct trk_nested_ev nested[TRK_NESTED_MAX];
+
     uint32_t py_epoch; /* pycache is valid while this equals the global epoch */
     struct trk_py_cache_ent pycache[TRK_PY_CACHE];
     uint64_t pyv[TRK_DEPTH_MAX];
@@ -124,14 +148,19 @@ struct trk_thread {
 };
 
 /* Re-entry guard. HOOK: a hook of the program's is recording; a call that
- * arrives meanwhile on this thread (a signal handler's) cannot be recorded
- * and is counted as lost. INTERNAL: the tracker's own work; whatever libc
+ * arrives meanwhile on this thread (a signal handler's) is kept aside
+ * (trk_nested_put) and published when the hook leaves, or, where the hook
+ * cannot keep it, counted as lost. INTERNAL: the tracker's own work; whatever libc
  * does underneath is simply not the program's. */
 #define TRK_GUARD_HOOK     1
 #define TRK_GUARD_INTERNAL 2
 
 extern __thread int trk_tl_guard TRK_TLS TRK_HIDDEN;
-extern __thread uint32_t trk_tl_nested TRK_TLS TRK_HIDDEN; /* lost nested calls */
+/* Nested calls since the last report: the low 32 bits count arrivals
+ * (trk_enter), the high 32 those kept aside (trk_nested_put); the difference
+ * is lost. One word, so that one exchange reads a consistent pair while a
+ * signal handler may add to it. */
+extern __thread uint64_t trk_tl_nested TRK_TLS TRK_HIDDEN;
 extern __thread struct trk_thread *trk_tl_thread TRK_TLS TRK_HIDDEN;
 extern __thread int trk_tl_internal TRK_TLS TRK_HIDDEN; /* the tracker's own thread */
 extern _Atomic int trk_active TRK_HIDDEN;
@@ -166,7 +195,7 @@ __attribute__((always_inline)) static inline struct trk_thread *trk_enter(void)
     int g = trk_tl_guard;
     if (TRK_UNLIKELY(g)) {
         if (g == TRK_GUARD_HOOK && !trk_nested_is_ours((uintptr_t)__builtin_return_address(0)))
-            trk_tl_nested++;
+            __atomic_fetch_add(&trk_tl_nested, 1, __ATOMIC_RELAXED);
         return NULL;
     }
     if (!atomic_load_explicit(&trk_active, memory_order_relaxed))
@@ -182,6 +211,33 @@ __attribute__((always_inline)) static inline struct trk_thread *trk_enter(void)
     }
     trk_tl_guard = TRK_GUARD_HOOK;
     return t;
+}
+
+/* In a hook whose trk_enter returned NULL: whether this call is a nested
+ * one that trk_enter counted (then the hook may keep it with
+ * trk_nested_put). Always inlined, like trk_enter. */
+__attribute__((always_inline)) static inline int trk_nested_here(void)
+{
+    return TRK_UNLIKELY(trk_tl_guard == TRK_GUARD_HOOK) &&
+           !trk_nested_is_ours((uintptr_t)__builtin_return_address(0));
+}
+
+/* Keeps a nested call aside, taking its seq now (so a release calls it
+ * before the memory goes back, an acquisition after). Async-signal-safe: no
+ * locks, no unwinding, nothing the interrupted hook may be in the middle
+ * of. Returns the slot, which stays valid until the hook leaves (a failed
+ * call clears its op), or NULL when it could not be kept (stays lost). */
+struct trk_nested_ev *trk_nested_put(unsigned op, unsigned kind, uintptr_t addr, uint64_t size,
+                                     uintptr_t ra) TRK_HIDDEN;
+/* Publishes the kept calls with seq < below, in seq order (nested.c). */
+void trk_nested_flush(struct trk_thread *t, uint64_t below) TRK_HIDDEN;
+
+/* Called by an event right after taking its seq: calls kept aside with a
+ * smaller seq must precede it in the stream. */
+static inline void trk_nested_before(struct trk_thread *t, uint64_t seq)
+{
+    if (TRK_UNLIKELY(atomic_load_explicit(&t->ntail, memory_order_relaxed) != t->nhead))
+        trk_nested_flush(t, seq);
 }
 
 void trk_report_nested(void) TRK_HIDDEN;
