@@ -229,6 +229,13 @@ __attribute__((always_inline)) static inline int trk_nested_here(void)
  * call clears its op), or NULL when it could not be kept (stays lost). */
 struct trk_nested_ev *trk_nested_put(unsigned op, unsigned kind, uintptr_t addr, uint64_t size,
                                      uintptr_t ra) TRK_HIDDEN;
+/* A nested call that would not have been recorded anyway (mmap tracking
+ * off): not a lost one. */
+static inline void trk_nested_unrecorded(void)
+{
+    __atomic_fetch_add(&trk_tl_nested, (uint64_t)1 << 32, __ATOMIC_RELAXED);
+}
+
 /* Publishes the kept calls with seq < below, in seq order (nested.c). */
 void trk_nested_flush(struct trk_thread *t, uint64_t below) TRK_HIDDEN;
 

@@ -36,6 +36,8 @@ TRK_HOOK_INLINE void *mmap_common(void *(*real)(void *, size_t, int, int, int, o
         if (!trk_nested_here())
             return real(addr, len, prot, flags, fd, off);
         /* A signal handler's, inside another hook: kept for that hook. */
+        if (!trk_cfg.track_mmap)
+            trk_nested_unrecorded();
         void *q = real(addr, len, prot, flags, fd, off);
         struct trk_nested_ev *e;
         if (q != MAP_FAILED && trk_cfg.track_mmap &&
@@ -81,8 +83,12 @@ TRK_EXPORT int munmap(void *addr, size_t len)
         return (int)syscall(SYS_munmap, addr, len);
     struct trk_thread *t = trk_enter();
     if (!t) {
-        if (!trk_nested_here() || !trk_cfg.track_mmap)
+        if (!trk_nested_here())
             return trk_real.munmap(addr, len);
+        if (!trk_cfg.track_mmap) {
+            trk_nested_unrecorded();
+            return trk_real.munmap(addr, len);
+        }
         struct trk_nested_ev *e = trk_nested_put(TRK_NEV_MUNMAP, 0, (uintptr_t)addr, len,
                                                  (uintptr_t)__builtin_return_address(0));
         int rc = trk_real.munmap(addr, len);
