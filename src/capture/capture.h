@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -429,6 +430,18 @@ __attribute__((always_inline)) static inline uint32_t trk_stack(struct trk_threa
 /* Unwinds the caller's native stack into t->ips, innermost first, without
  * the tracker's own frames; returns the count (at most max). */
 int trk_stack_unwind(struct trk_thread *t, int max) TRK_HIDDEN;
+/* libunwind masks every signal around each of its cache and lookup
+ * sections: two sigprocmask syscalls per frame on its slow path (a frame
+ * the fast trace cannot follow, e.g. a signal that landed on a PLT stub).
+ * During our own unwinds the preload's sigprocmask hands libunwind's calls
+ * here instead: the first one blocks every signal for the rest of the
+ * unwind, the others cost nothing (stacks.c). */
+extern __thread int trk_tl_unw TRK_TLS TRK_HIDDEN;
+int trk_unw_sigprocmask(int how, const sigset_t *set, sigset_t *old) TRK_HIDDEN;
+static inline int trk_unw_calls(uintptr_t ra)
+{
+    return ra >= trk_unw_lo && ra < trk_unw_hi;
+}
 /* Another layer (src/python) may build stacks instead: when set, trk_stack
  * asks it first; it returns 1 with the interned id, or 0 to get the plain
  * native stack. */

@@ -6,8 +6,9 @@ mmap/munmap and malloc/free (progs/signested.c). Most signals land inside one
 of the interposer's hooks; the handler's calls made there used to be counted
 as lost (50-96 % of them). Every one must now be recorded: the allocations
 the program counted itself, exactly, and no lost events. The program must
-also finish (the old unwinder slow path could livelock an allocating handler
-firing faster than it ran): the timeout is for a hang, it takes ~1 s plain."""
+also finish (libunwind's slow path, masking signals twice per frame, made an
+allocating handler outlast its timer, so that the program never moved on):
+the timeouts are for a hang, each run takes ~1 s plain."""
 
 import os
 import sys
@@ -66,6 +67,31 @@ def test_handler_mappings_untracked_are_not_lost(env):
         (s["lost_events"], 0, "lost_events"),
         (diff(s, s0, "allocations"), made, "allocations made by the handler"),
         (s["mmap_peak_bytes"], 0, "mmap_peak_bytes"),
+    ])
+
+
+def test_slow_unwind_handler_finishes(env):
+    # Every handler allocation takes libunwind's slow path (progs/sigslow.c),
+    # as when a signal lands on a PLT stub. That path masked signals twice per
+    # frame: the tracked handler outlasted the 100 us timer and the program
+    # never got past the instruction the first signal hit (killed at 60 s;
+    # 0.2 s plain). It must finish, with every allocation recorded.
+    prog = env.prog("sigslow")
+    argv = [prog, "300000000", "100", "30"]
+    s, v = env.traced(argv, timeout=120)
+    s0, v0 = env.traced(argv[:2] + ["0", "30"], timeout=120)
+    eq(v0["handled"], 0, "signals without a timer")
+    ge(v["handled"], 1, "signals handled")
+    made = v["handler_allocs"]
+    eq_all([
+        (s["lost_events"], 0, "lost_events"),
+        (diff(s, s0, "allocations"), made, "allocations made by the handler"),
+        (diff(s, s0, "frees"), made, "frees made by the handler"),
+        (s["unmatched_frees"], 0, "unmatched_frees"),
+        # The tracker masks signals during a slow unwind; the program's mask
+        # (nothing blocked) must be back afterwards.
+        (v["blocked_signals"], 0, "signals left blocked"),
+        (v0["blocked_signals"], 0, "signals left blocked (no timer)"),
     ])
 
 
