@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -69,6 +70,23 @@ struct trk_py_cache_ent {
     uint64_t value;
 };
 
+/* A call that arrived while this thread was inside a hook (a signal
+ * handler's), kept until the interrupted hook publishes it (nested.c). A
+ * hook waiting for ring space (a starved writer) can be interrupted for
+ * milliseconds: 1024 slots hold ~50 runs of a handler making 20 calls.
+ * Only the pages used are touched. */
+#define TRK_NESTED_MAX 1024
+enum { TRK_NEV_NONE, TRK_NEV_ALLOC, TRK_NEV_FREE, TRK_NEV_REALLOC, TRK_NEV_MMAP, TRK_NEV_MUNMAP };
+struct trk_nested_ev {
+    uint64_t seq, seq2; /* seq2: REALLOC only */
+    uint64_t ts;
+    uintptr_t addr, old; /* old: REALLOC only */
+    uint64_t size;
+    uintptr_t ra; /* the call site: all of its stack we can take in a handler */
+    uint32_t prot, flags;
+    uint8_t op, kind, file;
+};
+
 struct trk_stack_cache_ent {
     uint64_t hash;
     uint32_t id;
@@ -96,10 +114,15 @@ struct trk_thread {
     uint64_t last_seq;
     uint64_t lost;
     struct trk_rec_state enc;
+    /* Nested calls waiting to be published: slots [nhead, ntail) of nested,
+     * filled by signal handlers (ntail), drained by the interrupted hook. */
+    _Atomic uint32_t ntail;
+    uint32_t nhead;
 
     /* shared with the writer */
     _Alignas(64) _Atomic uint64_t committed;
     _Atomic uint64_t floor;
+    _Atomic uint64_t nfloor; /* floor of the nested calls not yet published */
     _Alignas(64) _Atomic uint64_t consumed;
     _Atomic int state;
     _Atomic int wake_sent;
@@ -119,6 +142,8 @@ struct trk_thread {
 
     /* Python (src/python): the walk's frames, innermost first, and the
      * merged hybrid stack. */
+    struct trk_nested_ev nested[TRK_NESTED_MAX];
+
     uint32_t py_epoch; /* pycache is valid while this equals the global epoch */
     struct trk_py_cache_ent pycache[TRK_PY_CACHE];
     uint64_t pyv[TRK_DEPTH_MAX];
@@ -127,14 +152,19 @@ struct trk_thread {
 };
 
 /* Re-entry guard. HOOK: a hook of the program's is recording; a call that
- * arrives meanwhile on this thread (a signal handler's) cannot be recorded
- * and is counted as lost. INTERNAL: the tracker's own work; whatever libc
+ * arrives meanwhile on this thread (a signal handler's) is kept aside
+ * (trk_nested_put) and published when the hook leaves, or, where the hook
+ * cannot keep it, counted as lost. INTERNAL: the tracker's own work; whatever libc
  * does underneath is simply not the program's. */
 #define TRK_GUARD_HOOK     1
 #define TRK_GUARD_INTERNAL 2
 
 extern __thread int trk_tl_guard TRK_TLS TRK_HIDDEN;
-extern __thread uint32_t trk_tl_nested TRK_TLS TRK_HIDDEN; /* lost nested calls */
+/* Nested calls since the last report: the low 32 bits count arrivals
+ * (trk_enter), the high 32 those kept aside (trk_nested_put); the difference
+ * is lost. One word, so that one exchange reads a consistent pair while a
+ * signal handler may add to it. */
+extern __thread uint64_t trk_tl_nested TRK_TLS TRK_HIDDEN;
 extern __thread struct trk_thread *trk_tl_thread TRK_TLS TRK_HIDDEN;
 extern __thread int trk_tl_internal TRK_TLS TRK_HIDDEN; /* the tracker's own thread */
 extern _Atomic int trk_active TRK_HIDDEN;
@@ -169,7 +199,7 @@ __attribute__((always_inline)) static inline struct trk_thread *trk_enter(void)
     int g = trk_tl_guard;
     if (TRK_UNLIKELY(g)) {
         if (g == TRK_GUARD_HOOK && !trk_nested_is_ours((uintptr_t)__builtin_return_address(0)))
-            trk_tl_nested++;
+            __atomic_fetch_add(&trk_tl_nested, 1, __ATOMIC_RELAXED);
         return NULL;
     }
     if (!atomic_load_explicit(&trk_active, memory_order_relaxed))
@@ -185,6 +215,40 @@ __attribute__((always_inline)) static inline struct trk_thread *trk_enter(void)
     }
     trk_tl_guard = TRK_GUARD_HOOK;
     return t;
+}
+
+/* In a hook whose trk_enter returned NULL: whether this call is a nested
+ * one that trk_enter counted (then the hook may keep it with
+ * trk_nested_put). Always inlined, like trk_enter. */
+__attribute__((always_inline)) static inline int trk_nested_here(void)
+{
+    return TRK_UNLIKELY(trk_tl_guard == TRK_GUARD_HOOK) &&
+           !trk_nested_is_ours((uintptr_t)__builtin_return_address(0));
+}
+
+/* Keeps a nested call aside, taking its seq now (so a release calls it
+ * before the memory goes back, an acquisition after). Async-signal-safe: no
+ * locks, no unwinding, nothing the interrupted hook may be in the middle
+ * of. Returns the slot, which stays valid until the hook leaves (a failed
+ * call clears its op), or NULL when it could not be kept (stays lost). */
+struct trk_nested_ev *trk_nested_put(unsigned op, unsigned kind, uintptr_t addr, uint64_t size,
+                                     uintptr_t ra) TRK_HIDDEN;
+/* A nested call that would not have been recorded anyway (mmap tracking
+ * off): not a lost one. */
+static inline void trk_nested_unrecorded(void)
+{
+    __atomic_fetch_add(&trk_tl_nested, (uint64_t)1 << 32, __ATOMIC_RELAXED);
+}
+
+/* Publishes the kept calls with seq < below, in seq order (nested.c). */
+void trk_nested_flush(struct trk_thread *t, uint64_t below) TRK_HIDDEN;
+
+/* Called by an event right after taking its seq: calls kept aside with a
+ * smaller seq must precede it in the stream. */
+static inline void trk_nested_before(struct trk_thread *t, uint64_t seq)
+{
+    if (TRK_UNLIKELY(atomic_load_explicit(&t->ntail, memory_order_relaxed) != t->nhead))
+        trk_nested_flush(t, seq);
 }
 
 void trk_report_nested(void) TRK_HIDDEN;
@@ -369,6 +433,18 @@ __attribute__((always_inline)) static inline uint32_t trk_stack(struct trk_threa
 /* Unwinds the caller's native stack into t->ips, innermost first, without
  * the tracker's own frames; returns the count (at most max). */
 int trk_stack_unwind(struct trk_thread *t, int max) TRK_HIDDEN;
+/* libunwind masks every signal around each of its cache and lookup
+ * sections: two sigprocmask syscalls per frame on its slow path (a frame
+ * the fast trace cannot follow, e.g. a signal that landed on a PLT stub).
+ * During our own unwinds the preload's sigprocmask hands libunwind's calls
+ * here instead: the first one blocks every signal for the rest of the
+ * unwind, the others cost nothing (stacks.c). */
+extern __thread int trk_tl_unw TRK_TLS TRK_HIDDEN;
+int trk_unw_sigprocmask(int how, const sigset_t *set, sigset_t *old) TRK_HIDDEN;
+static inline int trk_unw_calls(uintptr_t ra)
+{
+    return ra >= trk_unw_lo && ra < trk_unw_hi;
+}
 /* Another layer (src/python) may build stacks instead: when set, trk_stack
  * asks it first; it returns 1 with the interned id, or 0 to get the plain
  * native stack. */

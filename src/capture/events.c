@@ -99,6 +99,7 @@ void trk_ev_alloc(struct trk_thread *t, unsigned kind, const void *p, size_t siz
 {
     uint8_t scratch[TRK_REC_MAX];
     uint64_t seq = trk_ev_begin(t);
+    trk_nested_before(t, seq);
     uint8_t *b = trk_rec_begin(t, scratch, TRK_REC_MAX);
     uint8_t *e = trk_enc_alloc(b, &t->enc, kind, seq, trk_now_ns(), (uintptr_t)p, size, stack);
     trk_rec_end(t, b, e, scratch, seq);
@@ -107,6 +108,7 @@ void trk_ev_alloc(struct trk_thread *t, unsigned kind, const void *p, size_t siz
 void trk_ev_free_at(struct trk_thread *t, unsigned kind, uint64_t seq, const void *p)
 {
     uint8_t scratch[TRK_REC_MAX];
+    trk_nested_before(t, seq);
     uint8_t *b = trk_rec_begin(t, scratch, TRK_REC_MAX);
     uint8_t *e = trk_enc_free(b, &t->enc, kind, seq, trk_now_ns(), (uintptr_t)p);
     trk_rec_end(t, b, e, scratch, seq);
@@ -122,6 +124,7 @@ void trk_ev_realloc(struct trk_thread *t, unsigned kind, uint64_t seq, const voi
 {
     uint8_t scratch[TRK_REC_MAX];
     uint64_t seq2 = trk_ev_seq();
+    trk_nested_before(t, seq);
     uint8_t *b = trk_rec_begin(t, scratch, TRK_REC_MAX);
     uint8_t *e = trk_enc_realloc(b, &t->enc, kind, seq, seq2, trk_now_ns(), (uintptr_t)old,
                                  (uintptr_t)new_ptr, size, stack);
@@ -133,6 +136,7 @@ void trk_ev_mmap(struct trk_thread *t, const void *p, size_t len, int prot, int 
 {
     uint8_t scratch[TRK_REC_MAX];
     uint64_t seq = trk_ev_begin(t);
+    trk_nested_before(t, seq);
     uint8_t *b = trk_rec_begin(t, scratch, TRK_REC_MAX);
     uint8_t *e = trk_enc_mmap(b, &t->enc, seq, trk_now_ns(), (uintptr_t)p, len, (uint32_t)prot,
                               (uint32_t)flags, file, stack);
@@ -142,6 +146,7 @@ void trk_ev_mmap(struct trk_thread *t, const void *p, size_t len, int prot, int 
 void trk_ev_munmap_at(struct trk_thread *t, uint64_t seq, const void *p, size_t len)
 {
     uint8_t scratch[TRK_REC_MAX];
+    trk_nested_before(t, seq);
     uint8_t *b = trk_rec_begin(t, scratch, TRK_REC_MAX);
     uint8_t *e = trk_enc_munmap(b, &t->enc, seq, trk_now_ns(), (uintptr_t)p, len);
     trk_rec_end(t, b, e, scratch, seq);
@@ -152,6 +157,7 @@ void trk_ev_mremap(struct trk_thread *t, uint64_t seq, const void *old, size_t o
 {
     uint8_t scratch[TRK_REC_MAX];
     uint64_t seq2 = trk_ev_seq();
+    trk_nested_before(t, seq);
     uint8_t *b = trk_rec_begin(t, scratch, TRK_REC_MAX);
     uint8_t *e = trk_enc_mremap(b, &t->enc, seq, seq2, trk_now_ns(), (uintptr_t)old, oldlen,
                                 (uintptr_t)new_ptr, newlen, (uint32_t)flags, stack);

@@ -13,8 +13,10 @@
  * kept (never unmapped) because lock-free readers may still be probing them.
  */
 #define UNW_LOCAL_ONLY
+#include <errno.h>
 #include <libunwind.h>
 #include <sched.h>
+#include <signal.h>
 #include <string.h>
 
 #include "capture/capture.h"
@@ -217,11 +219,75 @@ uint32_t trk_stack_intern(struct trk_thread *t, const uintptr_t *ips, int n)
 
 uintptr_t trk_self_lo, trk_self_hi;
 
+/* 0: not in one of our unwinds; 1: in one, signals as the program set them;
+ * 2: in one, every signal blocked by us since libunwind's first sigprocmask,
+ * the program's mask kept in unw_saved. */
+__thread int trk_tl_unw TRK_TLS;
+static __thread sigset_t unw_saved TRK_TLS;
+
+/* libunwind blocks every signal around sections that a signal handler
+ * unwinding on the same thread would deadlock or corrupt; so do we, only
+ * once per unwind: on the slow path that was 80 % of the time, enough to
+ * make a handler that allocates outlast a 200 us timer and starve the
+ * program (it then never moves off the PLT stub that caused the slow path).
+ * No signal handler can run while we are in state 2, so the calls we skip
+ * cannot be another unwinder's. */
+int trk_unw_sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+    if (trk_tl_unw == 2) {
+        if (old)
+            sigfillset(old);
+        return 0;
+    }
+    int rc;
+    if (how == SIG_SETMASK && set && old) {
+        rc = pthread_sigmask(SIG_SETMASK, set, &unw_saved);
+        if (rc == 0) {
+            memcpy(old, &unw_saved, sizeof(*old));
+            trk_tl_unw = 2;
+            return 0;
+        }
+    } else {
+        rc = pthread_sigmask(how, set, old);
+        if (rc == 0)
+            return 0;
+    }
+    errno = rc;
+    return -1;
+}
+
+/* Ends an unwind that blocked signals. If a signal handler of the program's
+ * used libunwind itself before our first block (state 1), its block was
+ * taken for ours and its return restored the program's mask: then what we
+ * replace is not a full mask, and the one to keep is that one. */
+static void unw_unblock(void)
+{
+    sigset_t cur;
+    trk_tl_unw = 0;
+    if (pthread_sigmask(SIG_SETMASK, &unw_saved, &cur) != 0)
+        return;
+    for (int sig = 1; sig < 32; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP && !sigismember(&cur, sig)) {
+            pthread_sigmask(SIG_SETMASK, &cur, NULL);
+            return;
+        }
+}
+
+static int unwind_into(uintptr_t *ips, int want)
+{
+    trk_tl_unw = 1;
+    int n = unw_backtrace((void **)ips, want);
+    if (TRK_UNLIKELY(trk_tl_unw == 2))
+        unw_unblock();
+    trk_tl_unw = 0;
+    return n;
+}
+
 int trk_stack_unwind(struct trk_thread *t, int max)
 {
     int want = max + 16;
     trk_dl_enter(t);
-    int n = unw_backtrace((void **)t->ips, want);
+    int n = unwind_into(t->ips, want);
     trk_dl_leave(t);
     /* Drop our own frames: the hook at the inner end, and the wrappers that
      * sit mid-stack when an interposed call (dlopen) allocates inside the
@@ -260,7 +326,7 @@ uint32_t trk_stack_from(struct trk_thread *t, uintptr_t ra)
 void trk_stacks_thread_init(struct trk_thread *t)
 {
     trk_dl_enter(t);
-    unw_backtrace((void **)t->ips, 4);
+    unwind_into(t->ips, 4);
     trk_dl_leave(t);
 }
 

@@ -18,17 +18,34 @@
 __thread int trk_tl_guard TRK_TLS;
 __thread struct trk_thread *trk_tl_thread TRK_TLS;
 __thread int trk_tl_internal TRK_TLS;
-__thread uint32_t trk_tl_nested TRK_TLS;
+__thread uint64_t trk_tl_nested TRK_TLS;
 
-/* Calls that arrived while this thread was inside a hook (from a signal
- * handler) went unrecorded; say how many, so readers report the loss. */
+/* Leaving a hook that was interrupted by calls of a signal handler: publish
+ * the calls kept aside and say how many could not be kept, so readers
+ * report the loss. Calls may keep arriving until the guard is clear, so
+ * that is checked after clearing it; only then can nothing be kept any
+ * more, and the nested floor be raised. trk_leave clears the guard again. */
 void trk_report_nested(void)
 {
     struct trk_thread *t = trk_tl_thread;
-    uint32_t n = trk_tl_nested;
-    trk_tl_nested = 0;
-    if (t && atomic_load_explicit(&trk_active, memory_order_relaxed))
-        trk_ev_lost(t, n);
+    for (;;) {
+        uint64_t v = __atomic_exchange_n(&trk_tl_nested, 0, __ATOMIC_RELAXED);
+        uint32_t lost = (uint32_t)v - (uint32_t)(v >> 32);
+        if (t && atomic_load_explicit(&trk_active, memory_order_relaxed)) {
+            trk_nested_flush(t, UINT64_MAX);
+            if (lost)
+                trk_ev_lost(t, lost);
+        }
+        trk_tl_guard = 0;
+        atomic_signal_fence(memory_order_seq_cst);
+        if (!__atomic_load_n(&trk_tl_nested, __ATOMIC_RELAXED))
+            break;
+        trk_tl_guard = TRK_GUARD_HOOK;
+    }
+    if (t) {
+        t->nhead = atomic_load_explicit(&t->ntail, memory_order_relaxed); /* tracking stopped */
+        atomic_store_explicit(&t->nfloor, UINT64_MAX, memory_order_release);
+    }
 }
 _Atomic int trk_active;
 _Atomic uint64_t trk_seq = 1;
@@ -68,6 +85,9 @@ static void thread_reset(struct trk_thread *t)
     atomic_store_explicit(&t->committed, 0, memory_order_relaxed);
     atomic_store_explicit(&t->consumed, 0, memory_order_relaxed);
     atomic_store_explicit(&t->floor, UINT64_MAX, memory_order_relaxed);
+    atomic_store_explicit(&t->nfloor, UINT64_MAX, memory_order_relaxed);
+    atomic_store_explicit(&t->ntail, 0, memory_order_relaxed);
+    t->nhead = 0;
     atomic_store_explicit(&t->wake_sent, 0, memory_order_relaxed);
     t->exit_seen_ns = 0;
     /* A new epoch invalidates the stack cache (the ids it holds belong to

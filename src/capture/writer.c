@@ -20,7 +20,9 @@
  * thread or already written: a thread that took such a seq either committed
  * it before we read c(t), or is still in flight, in which case its floor (set
  * before the fetch-add, published by it) is at most that seq. So after the
- * cycle's DATA chunks, "all seq < W precede this point" holds.
+ * cycle's DATA chunks, "all seq < W precede this point" holds. The same
+ * holds for calls a signal handler made inside a hook, which wait in a side
+ * queue until the hook publishes them: their floor is nfloor (nested.c).
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -243,9 +245,12 @@ static void flush_cycle(int final)
         if (st != TRK_TS_ACTIVE && st != TRK_TS_EXITING)
             continue;
         uint64_t f = atomic_load_explicit(&t->floor, memory_order_acquire);
+        uint64_t nf = atomic_load_explicit(&t->nfloor, memory_order_acquire);
         uint64_t c = atomic_load_explicit(&t->committed, memory_order_acquire);
         if (f < w)
             w = f;
+        if (nf < w)
+            w = nf;
         uint64_t done = atomic_load_explicit(&t->consumed, memory_order_relaxed);
         if (c > done) {
             if (write_stream(t, done, c))
@@ -416,7 +421,8 @@ static void wait_in_flight(void)
         for (struct trk_thread *t = trk_thread_list(); t; t = t->next) {
             int st = atomic_load(&t->state);
             if ((st == TRK_TS_ACTIVE || st == TRK_TS_EXITING) && t != trk_tl_thread &&
-                atomic_load_explicit(&t->floor, memory_order_acquire) != UINT64_MAX)
+                (atomic_load_explicit(&t->floor, memory_order_acquire) != UINT64_MAX ||
+                 atomic_load_explicit(&t->nfloor, memory_order_acquire) != UINT64_MAX))
                 busy = 1;
         }
         if (!busy)

@@ -24,12 +24,22 @@
             trk_resolve();                                                                         \
     } while (0)
 
-/* Records an acquisition made by `call` (an expression yielding void *). */
+#define TRK_RA() ((uintptr_t)__builtin_return_address(0))
+
+/* Records an acquisition made by `call` (an expression yielding void *).
+ * Made by a signal handler inside another hook, it is kept aside for that
+ * hook to publish (nested.c). */
 #define RECORD_ALLOC(kind, call, size_expr)                                                        \
     do {                                                                                           \
         struct trk_thread *t = trk_enter();                                                        \
-        if (!t)                                                                                    \
-            return call;                                                                           \
+        if (!t) {                                                                                  \
+            if (!trk_nested_here())                                                                \
+                return call;                                                                       \
+            void *q = call;                                                                        \
+            if (q)                                                                                 \
+                trk_nested_put(TRK_NEV_ALLOC, kind, (uintptr_t)q, size_expr, TRK_RA());            \
+            return q;                                                                              \
+        }                                                                                          \
         void *p = call;                                                                            \
         int saved = errno;                                                                         \
         if (p)                                                                                     \
@@ -72,6 +82,8 @@ TRK_HOOK_INLINE void free_common(unsigned kind, void *p, void (*release)(void *,
         int saved = errno;
         trk_ev_free(t, kind, p);
         errno = saved;
+    } else if (trk_nested_here()) {
+        trk_nested_put(TRK_NEV_FREE, kind, (uintptr_t)p, 0, TRK_RA());
     }
     if (release)
         release(p, a, b);
@@ -113,6 +125,34 @@ TRK_EXPORT void free_aligned_sized(void *p, size_t align, size_t size)
                 trk_real.free_aligned_sized ? call_free_aligned_sized : NULL, align, size);
 }
 
+/* A signal handler's realloc inside another hook: kept aside, with the
+ * same two seqs as a recorded one. */
+static void *realloc_nested(unsigned kind, void *p, size_t bytes, uintptr_t ra)
+{
+    struct trk_nested_ev *e =
+        trk_nested_put(p ? TRK_NEV_REALLOC : TRK_NEV_ALLOC, kind, 0, bytes, ra);
+    void *q = trk_real.realloc(p, bytes);
+    if (!e)
+        return q;
+    if (!q) {
+        if (p && bytes == 0) {
+            e->op = TRK_NEV_FREE; /* realloc(p, 0) freed p */
+            e->addr = (uintptr_t)p;
+        } else {
+            e->op = TRK_NEV_NONE;
+        }
+    } else {
+        e->addr = (uintptr_t)q;
+        if (p) {
+            e->old = (uintptr_t)p;
+            e->seq2 = trk_ev_seq();
+        } else {
+            e->seq = trk_ev_seq(); /* an acquisition: after the call */
+        }
+    }
+    return q;
+}
+
 /* realloc-like calls take their release seq before the call and their
  * acquisition seq after it (trk_ev_realloc), so address reuse by another
  * thread is ordered correctly on both sides. */
@@ -127,8 +167,11 @@ TRK_HOOK_INLINE void *realloc_common(unsigned kind, void *p, size_t bytes)
     }
     ENSURE(realloc);
     struct trk_thread *t = trk_enter();
-    if (!t)
-        return trk_real.realloc(p, bytes);
+    if (!t) {
+        if (!trk_nested_here())
+            return trk_real.realloc(p, bytes);
+        return realloc_nested(kind, p, bytes, TRK_RA());
+    }
     void *q;
     int saved;
     if (!p) {
@@ -179,8 +222,14 @@ TRK_EXPORT int posix_memalign(void **out, size_t align, size_t n)
         return *out ? 0 : ENOMEM;
     }
     struct trk_thread *t = trk_enter();
-    if (!t)
-        return trk_real.posix_memalign(out, align, n);
+    if (!t) {
+        if (!trk_nested_here())
+            return trk_real.posix_memalign(out, align, n);
+        int rc = trk_real.posix_memalign(out, align, n);
+        if (rc == 0)
+            trk_nested_put(TRK_NEV_ALLOC, TRK_ALLOC_POSIX_MEMALIGN, (uintptr_t)*out, n, TRK_RA());
+        return rc;
+    }
     int rc = trk_real.posix_memalign(out, align, n);
     int saved = errno;
     if (rc == 0)

@@ -80,8 +80,23 @@ TRK_HOOK_INLINE void *mmap_common(void *(*real)(void *, size_t, int, int, int, o
             return p;
     }
     struct trk_thread *t = trk_enter();
-    if (!t)
-        return real(addr, len, prot, flags, fd, off);
+    if (!t) {
+        if (!trk_nested_here())
+            return real(addr, len, prot, flags, fd, off);
+        /* A signal handler's, inside another hook: kept for that hook. */
+        if (!trk_cfg.track_mmap)
+            trk_nested_unrecorded();
+        void *q = real(addr, len, prot, flags, fd, off);
+        struct trk_nested_ev *e;
+        if (q != MAP_FAILED && trk_cfg.track_mmap &&
+            (e = trk_nested_put(TRK_NEV_MMAP, 0, (uintptr_t)q, len,
+                                (uintptr_t)__builtin_return_address(0)))) {
+            e->prot = (uint32_t)prot;
+            e->flags = (uint32_t)flags;
+            e->file = !(flags & MAP_ANONYMOUS) && fd >= 0;
+        }
+        return q;
+    }
     void *p = real(addr, len, prot, flags, fd, off);
     int saved = errno;
     if (p != MAP_FAILED && trk_cfg.track_mmap) {
@@ -118,8 +133,20 @@ TRK_EXPORT int munmap(void *addr, size_t len)
         from_unwinder((uintptr_t)__builtin_return_address(0)) && unw_pool_give(addr))
         return 0;
     struct trk_thread *t = trk_enter();
-    if (!t)
-        return trk_real.munmap(addr, len);
+    if (!t) {
+        if (!trk_nested_here())
+            return trk_real.munmap(addr, len);
+        if (!trk_cfg.track_mmap) {
+            trk_nested_unrecorded();
+            return trk_real.munmap(addr, len);
+        }
+        struct trk_nested_ev *e = trk_nested_put(TRK_NEV_MUNMAP, 0, (uintptr_t)addr, len,
+                                                 (uintptr_t)__builtin_return_address(0));
+        int rc = trk_real.munmap(addr, len);
+        if (rc != 0 && e)
+            e->op = TRK_NEV_NONE;
+        return rc;
+    }
     if (!trk_cfg.track_mmap) {
         int rc = trk_real.munmap(addr, len);
         trk_leave();
