@@ -156,6 +156,19 @@ int trk_report_diff(const struct trk_report_set *before, const struct trk_report
                     const struct trk_report_opts *o, size_t rows, FILE *out, char *err,
                     size_t errlen);
 
+/* ---- Stats (stats_render.c) ------------------------------------------------ */
+
+struct trk_stats;
+struct trk_stats_report_opts {
+    bool json;
+    bool gpu_only;  /* --gpu, --device: the run's identity, then GPU figures only */
+    int64_t device; /* --device N; -1 = every device */
+};
+/* Writes the totals of the capture at file (the stats analysis s) as a
+ * table or, with o->json, one JSON object. */
+void trk_report_stats(FILE *f, const char *file, const struct trk_stats *s,
+                      const struct trk_stats_report_opts *o);
+
 /* ---- Suppressions (LeakSanitizer-style "leak:PATTERN" lines) -------------- */
 
 struct trk_suppression {
