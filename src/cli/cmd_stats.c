@@ -2,56 +2,46 @@
  *
  * cmd_stats.c - `tracker stats [--json] FILE`: runs the stats analysis and
  * prints it (src/report/stats_render.c renders the table and the JSON).
- * Owns the options and the exit status. Must not: compute or format
- * figures, or exit non-zero for a merely truncated capture.
+ * Owns the command's option table and exit status. Must not: compute or
+ * format figures, or exit non-zero for a merely truncated capture.
  */
-#include <string.h>
+#include <stddef.h>
 
 #include "analysis/stats.h"
 #include "cli/cli.h"
 #include "report/report.h"
 
-int trk_cmd_stats(int argc, char **argv)
-{
-    struct trk_stats_report_opts so = {.device = -1};
-    bool no_more_options = false;
-    const char *file = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!no_more_options && strcmp(a, "--") == 0) {
-            no_more_options = true;
-        } else if (!no_more_options && strcmp(a, "--json") == 0) {
-            so.json = true;
-        } else if (!no_more_options && strcmp(a, "--no-progress") == 0) {
-            /* Accepted as every report accepts it: stats draws no bar. */
-        } else if (!no_more_options && strcmp(a, "--gpu") == 0) {
-            so.gpu_only = true;
-        } else if (!no_more_options && strcmp(a, "--device") == 0) {
-            uint64_t n;
-            if (i + 1 >= argc || trk_cli_parse_uint(argv[i + 1], 0, 1u << 20, &n) < 0) {
-                trk_cli_error("stats: --device needs a device ordinal (0, 1, ...)");
-                return TRK_EXIT_USAGE;
-            }
-            so.device = (int64_t)n;
-            so.gpu_only = true;
-            i++;
-        } else if (!no_more_options && (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)) {
-            trk_cli_usage(stdout);
-            return TRK_EXIT_OK;
-        } else if (!no_more_options && a[0] == '-' && a[1] != '\0') {
-            return trk_cli_bad_option(a);
-        } else if (file) {
-            trk_cli_error("stats: expected one capture file, got '%s' and '%s'", file, a);
-            return TRK_EXIT_USAGE;
-        } else {
-            file = a;
-        }
-    }
-    if (!file) {
-        trk_cli_error("stats: missing capture file (see 'tracker help')");
-        return TRK_EXIT_USAGE;
-    }
+struct stats {
+    struct trk_stats_report_opts so;
+    bool no_progress;
+    uint64_t device;
+};
 
+#define DEVICE_UNSET UINT64_MAX
+
+static const struct trk_cli_opt opts[] = {
+    {"--json", 0, TRK_CLI_FLAG, offsetof(struct stats, so.json), .help = "one JSON object"},
+    {"--gpu", 0, TRK_CLI_FLAG, offsetof(struct stats, so.gpu_only),
+     .help = "the GPU figures only (of every device)"},
+    {"--device", 0, TRK_CLI_UINT, offsetof(struct stats, device), "N",
+     "the GPU figures of device N only", "a device ordinal (0, 1, ...)", .max = 1u << 20},
+    /* Accepted as every report accepts it: stats draws no bar. */
+    {"--no-progress", 0, TRK_CLI_FLAG, offsetof(struct stats, no_progress)},
+    {0},
+};
+
+const struct trk_cli_cmd trk_stats_cmd = {
+    .name = "stats",
+    .operands = "[options] FILE",
+    .brief = "totals of a capture: heap, mmap, RSS, threads, GPUs",
+    .about = "  totals of a capture: heap, anonymous mappings, resident memory, threads,\n"
+             "  the Python interpreter and GPU memory per device\n",
+    TRK_CLI_ONE_CAPTURE,
+    .tables = {opts},
+};
+
+static int stats(const struct stats *st, const char *file)
+{
     struct trk_reader *r;
     char err[600];
     if (trk_reader_open(file, &r, err, sizeof(err)) < 0) {
@@ -64,8 +54,8 @@ int trk_cmd_stats(int argc, char **argv)
         trk_cli_error("%s", trk_reader_error(r));
     else if (rc < 0)
         trk_cli_error("%s: out of memory", file);
-    if (rc == 0)
-        trk_report_stats(stdout, file, &s, &so);
+    else
+        trk_report_stats(stdout, file, &s, &st->so);
     trk_stats_free(&s);
     trk_reader_close(r);
     if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
@@ -73,4 +63,16 @@ int trk_cmd_stats(int argc, char **argv)
         return TRK_EXIT_FAIL;
     }
     return rc == 0 ? TRK_EXIT_OK : TRK_EXIT_FAIL;
+}
+
+int trk_cmd_stats(int argc, char **argv)
+{
+    struct stats st = {.device = DEVICE_UNSET};
+    struct trk_cli_args args;
+    int rc = trk_cli_parse(&trk_stats_cmd, (void *[]){&st}, argc, argv, &args);
+    if (rc >= 0)
+        return rc;
+    st.so.device = st.device == DEVICE_UNSET ? -1 : (int64_t)st.device;
+    st.so.gpu_only |= st.so.device >= 0;
+    return stats(&st, args.operands[0]);
 }
