@@ -28,7 +28,99 @@ int trk_cmd_flamegraph(int argc, char **argv);
 int trk_cmd_diff(int argc, char **argv);
 int trk_cmd_imports(int argc, char **argv);
 
+/* ---- Option tables (opts.c) ---------------------------------------------------
+ * Every command describes its options as tables of struct trk_cli_opt; one
+ * parser reads argv against them and the help text (the command's --help
+ * and the global usage) is generated from the same tables, so an option's
+ * spelling, checks and help cannot drift apart. Spelling rules, the same for
+ * every command: "--name VALUE" or "--name=VALUE"; "-x VALUE", "-xVALUE" or
+ * "-x=VALUE"; flags cluster ("-fq"); "--" ends the options; "-" is an
+ * operand (standard input or output). */
+
+enum trk_cli_arg {
+    TRK_CLI_FLAG,   /* bool at off := true */
+    TRK_CLI_SET,    /* int at off := val: one of several flags choosing a value */
+    TRK_CLI_UINT,   /* uint64_t at off, a whole number from min to max (counts, sizes) */
+    TRK_CLI_DOUBLE, /* double at off, from dmin to dmax */
+    TRK_CLI_STRING, /* const char * at off; never empty */
+    TRK_CLI_ENUM,   /* int at off := index of the value in names[] */
+    TRK_CLI_FN,     /* fn(base, value) checks and stores (value NULL: a flag) */
+    TRK_CLI_STOP,   /* int at off := argv index; the rest of argv is not ours */
+    TRK_CLI_REFUSE, /* accepted spelling, refused with what (hides a shared option) */
+};
+
+/* A value of the option may be given only attached with '=' (the option is
+ * also a flag: --fail-on-leak[=BYTES]). */
+#define TRK_CLI_EQ_ONLY 1u
+
+struct trk_cli_opt {
+    const char *name; /* "--depth", or NULL with a short name only */
+    char short_name;  /* 'o', or 0 */
+    enum trk_cli_arg arg;
+    size_t off;               /* offsetof the field in the section's base */
+    const char *meta;         /* the value in help ("N", "FILE"); NULL: a flag */
+    const char *help;         /* help text ('\n' breaks lines); NULL: accepted, not shown */
+    const char *what;         /* what a bad value is told it needs; NULL: from the range */
+    uint64_t min, max;        /* TRK_CLI_UINT */
+    double dmin, dmax;        /* TRK_CLI_DOUBLE */
+    int val;                  /* TRK_CLI_SET */
+    const char *const *names; /* TRK_CLI_ENUM, NULL-terminated */
+    /* TRK_CLI_FN: returns 0, or -1 with a message in err. */
+    int (*fn)(void *base, const char *value, char *err, size_t errlen);
+    unsigned flags;
+};
+
+/* The operands of a command that reads one capture. */
+#define TRK_CLI_ONE_CAPTURE .what = "one capture file", .min_operands = 1, .max_operands = 1
+
+/* A table ends with an entry whose name and short_name are both empty. A
+ * command has up to TRK_CLI_TABLES tables, each with its own base struct
+ * at parse time; where two define one spelling, the first one wins (in
+ * parsing and in help). */
+#define TRK_CLI_TABLES 4
+
+struct trk_cli_cmd {
+    const char *name;     /* "summary" */
+    const char *operands; /* "[options] FILE", after the name in usage lines */
+    const char *brief;    /* one line for the global usage */
+    const char *about;    /* --help: after the usage line, before the options */
+    const char *epilog;   /* --help: after the options; may be NULL */
+    const char *what;     /* the operands, for errors: "one capture file" */
+    int min_operands, max_operands;
+    bool stop_at_operand; /* options end at the first operand (run: the program) */
+    bool show_in_usage;   /* the global usage lists its options in full */
+    const struct trk_cli_opt *tables[TRK_CLI_TABLES];
+};
+
+/* What trk_cli_parse found besides the options. */
+struct trk_cli_args {
+    const char *operands[2];
+    int noperands;
+    int rest; /* with stop_at_operand: argv index of the first operand, else argc */
+};
+
+/* Parses argv (argv[0] is the command name) against c's tables, storing
+ * into bases[k] for c->tables[k]. Returns -1 to go on, or the exit code:
+ * TRK_EXIT_OK after printing --help, TRK_EXIT_USAGE after a one-line error. */
+int trk_cli_parse(const struct trk_cli_cmd *c, void *const *bases, int argc, char **argv,
+                  struct trk_cli_args *out);
+/* c's --help text. */
+void trk_cli_help(const struct trk_cli_cmd *c, FILE *f);
+/* The usage of `tracker` itself, from every command's table (main.c), and
+ * one command's entry in it. */
 void trk_cli_usage(FILE *f);
+void trk_cli_usage_entry(const struct trk_cli_cmd *c, FILE *f);
+
+/* The command specs, for main.c's usage. */
+extern const struct trk_cli_cmd trk_run_cmd, trk_stats_cmd, trk_summary_cmd, trk_tree_cmd,
+    trk_leaks_cmd, trk_export_cmd, trk_flamegraph_cmd, trk_diff_cmd, trk_imports_cmd;
+
+/* Tables every report command shares, for struct trk_report_opts (opts.c):
+ * --json; the rest (--all, --debug-dir, --mmap, --gpu, ...). */
+extern const struct trk_cli_opt trk_cli_json_opts[];
+extern const struct trk_cli_opt trk_cli_report_opts[];
+/* --peak, --leaks, --temporary, --allocated for an enum trk_select. */
+extern const struct trk_cli_opt trk_cli_select_opts[];
 
 /* A report's output: standard output, or a temporary file beside path that
  * trk_outfile_commit moves onto it (outfile.c). */
@@ -52,12 +144,46 @@ int trk_outfile_open(struct trk_outfile *o);
 int trk_outfile_commit(struct trk_outfile *o);
 /* Discards a failed output. */
 void trk_outfile_abort(struct trk_outfile *o);
+/* The output of a report: '-' is standard output (refused on a terminal
+ * when binary), anything else goes through trk_outfile_open, and never over
+ * the capture it reads. Returns 0, or -1 after printing why. */
+int trk_outfile_open_report(struct trk_outfile *o, const char *capture, bool binary);
+/* Whether path names the same file as capture. */
+bool trk_outfile_is_capture(const char *path, const char *capture);
+/* The default output beside a capture: its name with ".bin" replaced by ext
+ * (malloc'd; NULL when memory ran out). */
+char *trk_outfile_default(const char *capture, const char *ext);
+
+/* ---- The report driver (report_driver.c) ---------------------------------------
+ * The tail every report command shares: progress bar and warnings, the
+ * capture set(s) loaded, the report written, the output flushed or moved
+ * into place, everything freed. */
+struct trk_report_set;
+struct trk_report_opts;
+struct trk_report_job {
+    const char *cmd;            /* for "CMD: cannot write output" */
+    struct trk_report_opts *ro; /* its progress and warn hooks are set here */
+    const char *files[2];       /* a capture set is loaded for each */
+    size_t nfiles;              /* 0: write loads on its own (with ro's hooks) */
+    struct trk_outfile *out;    /* NULL: standard output */
+    const char *out_ext;        /* out->path NULL: the default name's ending */
+    bool binary;                /* out is binary: not to a terminal */
+    char *derived;              /* set: the default output name; the caller frees it */
+    /* Writes the report of sets (nfiles of them) to f. Returns 0; -1 with a
+     * message in err; or an exit code after printing why. */
+    int (*write)(void *ctx, struct trk_report_set *sets, FILE *f, char *err, size_t errlen);
+    void *ctx;
+};
+/* Runs job; returns the command's exit code. */
+int trk_cli_report(struct trk_report_job *job);
+/* A whole report command whose operands are its capture files: initializes
+ * job->ro, parses argv against c (bases as for trk_cli_parse), runs job on
+ * the operands and frees job->ro. Returns the exit code. */
+int trk_cli_report_main(const struct trk_cli_cmd *c, void *const *bases, int argc, char **argv,
+                        struct trk_report_job *job);
 
 /* Prints "tracker: <message>\n" to stderr. */
 void trk_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* Prints the unknown-option error and returns TRK_EXIT_USAGE. */
-int trk_cli_bad_option(const char *opt);
 
 /* Parses a whole decimal number within [min, max]; returns 0 or -1. */
 int trk_cli_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);

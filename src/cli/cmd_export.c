@@ -2,18 +2,16 @@
  *
  * cmd_export.c - `tracker export`: writes a selection of a capture (or of
  * its whole capture set) as pprof, speedscope, Chrome trace or folded
- * stacks. Owns its options and the output file: written beside the target
- * and renamed into place, so a failed export never leaves half a file, and
- * never over a capture it reads (nor, as for every output, through a
- * symlink or over an existing file without -f: outfile.c). Must not: render a format (src/report
- * export_*.c does), find or load captures (src/report/capture_set.c does)
- * or compute figures (src/analysis does).
+ * stacks. Owns its option table; the output file (moved into place
+ * complete, never over a capture it reads, through a symlink or over an
+ * existing file without -f) is the report driver's and outfile.c's. Must
+ * not: render a format (src/report export_*.c does), find or load captures
+ * (src/report/capture_set.c does) or compute figures (src/analysis does).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "analysis/calltree.h"
 #include "analysis/profile.h"
@@ -34,125 +32,72 @@ static const struct {
     {"folded", TRK_EXPORT_FOLDED, ".folded"},
 };
 
-static void usage(FILE *f)
-{
-    fputs("usage: tracker export --format FORMAT [options] FILE\n"
-          "\n"
-          "Writes a selection of what the capture FILE recorded in a format other\n"
-          "tools load.\n"
-          "\n"
-          "formats:\n"
-          "  pprof          gzipped profile.proto (go tool pprof, pprof UIs)\n"
-          "  speedscope     speedscope JSON (https://www.speedscope.app)\n"
-          "  chrome-trace   Trace Event JSON: memory over time (Perfetto, chrome://tracing)\n"
-          "  folded         folded stacks, one 'a;b;c BYTES' line per stack (flamegraph.pl)\n"
-          "\n"
-          "options:\n"
-          "  -o, --output OUT       output file, '-' for standard output (default: FILE\n"
-          "                         with .bin replaced by .pb.gz, .speedscope.json,\n"
-          "                         .trace.json or .folded)\n"
-          "  -f, --force            replace OUT if it exists (a regular file; a symlink is\n"
-          "                         replaced itself, never followed)\n"
-          "  --peak                 memory live at the heap peak (default)\n"
-          "  --leaks                memory still allocated at exit\n"
-          "  --temporary            temporary allocations (freed right after being made)\n"
-          "  --allocated            everything allocated\n"
-          "  --inverted             folded, speedscope: innermost frame first (bottom-up)\n",
-          f);
-    /* The options every report command shares, but --json: each format
-     * here is its own machine-readable output. */
-    const char *h = trk_report_common_help;
-    while (*h) {
-        const char *nl = strchr(h, '\n');
-        size_t n = nl ? (size_t)(nl - h) + 1 : strlen(h);
-        if (strncmp(h, "  --json", 8) != 0)
-            fwrite(h, 1, n, f);
-        h += n;
-    }
-}
+/* formats' names, in order, for --format. */
+static const char *const format_names[] = {"pprof", "speedscope", "chrome-trace", "folded", NULL};
+_Static_assert(sizeof(formats) / sizeof(formats[0]) + 1 ==
+                   sizeof(format_names) / sizeof(format_names[0]),
+               "a name per format");
 
 struct opts {
     int fmt; /* index into formats, -1 = not given */
     enum trk_select select;
     bool inverted;
-    const char *out, *file;
+    const char *out;
     bool force;
+    struct trk_outfile *outfile;
     struct trk_report_opts ro;
 };
 
+static const struct trk_cli_opt opts[] = {
+    {"--format", 0, TRK_CLI_ENUM, offsetof(struct opts, fmt), "FORMAT",
+     "pprof, speedscope, chrome-trace or folded (above)", .names = format_names},
+    {"--output", 'o', TRK_CLI_STRING, offsetof(struct opts, out), "OUT",
+     "output file, '-' for standard output (default: FILE\n"
+     "with .bin replaced by .pb.gz, .speedscope.json,\n"
+     ".trace.json or .folded)",
+     "a file name ('-' for standard output)"},
+    {"--force", 'f', TRK_CLI_FLAG, offsetof(struct opts, force),
+     .help = "replace OUT if it exists (a regular file; a symlink is\n"
+             "replaced itself, never followed)"},
+    {"--inverted", 0, TRK_CLI_FLAG, offsetof(struct opts, inverted),
+     .help = "folded, speedscope: innermost frame first (bottom-up)"},
+    /* Each format here is its own machine-readable output. */
+    {"--json", 0, TRK_CLI_REFUSE, .what = "does not apply (use --format)"},
+    {0},
+};
+
+const struct trk_cli_cmd trk_export_cmd = {
+    .name = "export",
+    .operands = "--format FORMAT [options] FILE",
+    .brief = "pprof, speedscope, chrome-trace or folded stacks\n"
+             "(-o OUT|-, --peak|--leaks|--temporary|--allocated)",
+    .about = "\n"
+             "Writes a selection of what the capture FILE recorded in a format other\n"
+             "tools load.\n"
+             "\n"
+             "formats:\n"
+             "  pprof          gzipped profile.proto (go tool pprof, pprof UIs)\n"
+             "  speedscope     speedscope JSON (https://www.speedscope.app)\n"
+             "  chrome-trace   Trace Event JSON: memory over time (Perfetto, chrome://tracing)\n"
+             "  folded         folded stacks, one 'a;b;c BYTES' line per stack (flamegraph.pl)\n"
+             "\n"
+             "options:\n",
+    TRK_CLI_ONE_CAPTURE,
+    .tables = {opts, trk_cli_select_opts, trk_cli_report_opts},
+};
+
 /* Returns -1 to go on, else the exit code. */
-static int parse(int argc, char **argv, struct opts *o)
+static int parse(int argc, char **argv, struct opts *o, const char **file)
 {
+    struct trk_cli_args args;
     o->fmt = -1;
     o->select = TRK_SEL_PEAK;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *val = NULL;
-        char err[256];
-        int r;
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            return TRK_EXIT_OK;
-        }
-        if ((r = trk_report_opt_value(argc, argv, &i, "--format", &val, err, sizeof(err))) != 0) {
-            if (r < 0) {
-                trk_cli_error("--format needs a value: pprof, speedscope, chrome-trace or folded");
-                return TRK_EXIT_USAGE;
-            }
-            o->fmt = -1;
-            for (size_t k = 0; k < sizeof(formats) / sizeof(formats[0]); k++)
-                if (strcmp(val, formats[k].name) == 0)
-                    o->fmt = (int)k;
-            if (o->fmt < 0) {
-                trk_cli_error("unknown format '%s' (pprof, speedscope, chrome-trace, folded)", val);
-                return TRK_EXIT_USAGE;
-            }
-        } else if ((r = trk_report_opt_value(argc, argv, &i, "--output", &val, err, sizeof(err))) !=
-                       0 ||
-                   (r = trk_report_opt_value(argc, argv, &i, "-o", &val, err, sizeof(err))) != 0) {
-            if (r < 0 || !*val) {
-                trk_cli_error("%s needs a file name ('-' for standard output)", a);
-                return TRK_EXIT_USAGE;
-            }
-            o->out = val;
-        } else if (strcmp(a, "--peak") == 0) {
-            o->select = TRK_SEL_PEAK;
-        } else if (strcmp(a, "--leaks") == 0) {
-            o->select = TRK_SEL_LEAKS;
-        } else if (strcmp(a, "--temporary") == 0) {
-            o->select = TRK_SEL_TEMPORARY;
-        } else if (strcmp(a, "--allocated") == 0) {
-            o->select = TRK_SEL_ALLOCATED;
-        } else if (strcmp(a, "--inverted") == 0) {
-            o->inverted = true;
-        } else if (strcmp(a, "-f") == 0 || strcmp(a, "--force") == 0) {
-            o->force = true;
-        } else if ((r = trk_report_parse_common(&o->ro, argc, argv, &i, err, sizeof(err))) != 0) {
-            if (r < 0) {
-                trk_cli_error("%s", err);
-                return TRK_EXIT_USAGE;
-            }
-            if (o->ro.json) {
-                trk_cli_error("--json does not apply to export (use --format)");
-                return TRK_EXIT_USAGE;
-            }
-        } else if (strcmp(a, "--") == 0 && i + 1 < argc && !o->file) {
-            o->file = argv[++i];
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return trk_cli_bad_option(a);
-        } else if (!o->file) {
-            o->file = a;
-        } else {
-            trk_cli_error("export takes one capture file ('%s' is a second)", a);
-            return TRK_EXIT_USAGE;
-        }
-    }
+    int rc = trk_cli_parse(&trk_export_cmd, (void *[]){o, &o->select, &o->ro}, argc, argv, &args);
+    if (rc >= 0)
+        return rc;
+    *file = args.operands[0];
     if (o->fmt < 0) {
         trk_cli_error("export needs --format pprof|speedscope|chrome-trace|folded");
-        return TRK_EXIT_USAGE;
-    }
-    if (!o->file) {
-        trk_cli_error("export needs a capture file (see 'tracker export --help')");
         return TRK_EXIT_USAGE;
     }
     enum trk_export_format f = formats[o->fmt].fmt;
@@ -163,40 +108,6 @@ static int parse(int argc, char **argv, struct opts *o)
         return TRK_EXIT_USAGE;
     }
     return -1;
-}
-
-/* ---- output ------------------------------------------------------------------- */
-
-/* Whether path names the same file as capture (an export must never
- * replace what it reads). */
-static bool is_capture(const char *path, const char *capture)
-{
-    struct stat a, b;
-    return stat(path, &a) == 0 && stat(capture, &b) == 0 && a.st_dev == b.st_dev &&
-           a.st_ino == b.st_ino;
-}
-
-/* Opens the output before any work, so an unwritable one fails at once.
- * Returns 0, or -1 after printing why. */
-static int out_open(struct trk_outfile *o, enum trk_export_format fmt, const char *capture)
-{
-    if (strcmp(o->path, "-") == 0) {
-        if (fmt == TRK_EXPORT_PPROF && isatty(STDOUT_FILENO)) {
-            trk_cli_error("refusing to write gzipped pprof data to a terminal (use -o FILE "
-                          "or a pipe)");
-            return -1;
-        }
-        o->f = stdout;
-        o->is_stdout = true;
-        return 0;
-    }
-    if (is_capture(o->path, capture)) {
-        trk_cli_error("refusing to overwrite the capture '%s' with the export", capture);
-        return -1;
-    }
-    /* run's rule (outfile.c): never through a symlink or into a FIFO or
-     * device, which a shared directory may hold under the default name. */
-    return trk_outfile_open(o);
 }
 
 /* ---- the export ---------------------------------------------------------------- */
@@ -217,84 +128,26 @@ static char *join_argv(const struct trk_reader_info *in)
     return s;
 }
 
-static char *default_output(const char *file, const char *ext)
+/* The job's write: the set as the chosen format to f. Returns 0, or an exit
+ * code after printing why. */
+static int render(void *ctx, struct trk_report_set *sets, FILE *f, char *err, size_t errlen)
 {
-    size_t n = strlen(file);
-    if (n > 4 && strcmp(file + n - 4, ".bin") == 0)
-        n -= 4;
-    size_t len = n + strlen(ext) + 1;
-    char *s = malloc(len);
-    if (s)
-        snprintf(s, len, "%.*s%s", (int)n, file, ext);
-    return s;
-}
-
-int trk_cmd_export(int argc, char **argv)
-{
-    struct opts o = {0};
-    trk_report_opts_init(&o.ro);
-    struct trk_report_set set = {0};
+    const struct opts o = *(const struct opts *)ctx;
+    const struct trk_report_set set = sets[0];
+    const struct trk_outfile out = *o.outfile;
     struct trk_export_capture *xc = NULL;
     char **commands = NULL;
     struct trk_ctree tree;
     bool have_tree = false;
-    char *derived = NULL;
-    struct trk_outfile out = {0};
-    char err[1024];
-
-    int rc = parse(argc, argv, &o);
-    if (rc >= 0) {
-        trk_report_opts_free(&o.ro);
-        return rc;
-    }
-    struct trk_progress prog;
-    trk_progress_init(&prog, !o.ro.no_progress);
-    rc = TRK_EXIT_FAIL;
+    int rc = TRK_EXIT_FAIL;
     enum trk_export_format fmt = formats[o.fmt].fmt;
 
-    /* A capture that cannot be opened fails before any output exists. */
-    struct trk_reader *probe;
-    if (trk_reader_open(o.file, &probe, err, sizeof(err)) < 0) {
-        trk_cli_error("%s", err);
-        goto done;
-    }
-    trk_reader_close(probe);
-
-    out.path = o.out;
-    out.no_replace = !o.force;
-    if (!out.path) {
-        derived = default_output(o.file, formats[o.fmt].ext);
-        if (!derived)
-            goto oom;
-        out.path = derived;
-    }
-    /* Before the (long) analysis: an unwritable output fails at once. */
-    if (out_open(&out, fmt, o.file) < 0) {
-        rc = TRK_EXIT_USAGE;
-        goto done;
-    }
-
-    o.ro.progress = trk_progress_update;
-    o.ro.progress_ctx = &prog;
-    o.ro.warn = trk_progress_warn;
-    o.ro.warn_ctx = &prog;
-    int loaded = trk_report_set_load(&set, o.file, &o.ro, err, sizeof(err));
-    trk_progress_clear(&prog);
-    if (loaded < 0) {
-        trk_cli_error("%s", err);
-        goto fail;
-    }
     xc = calloc(set.n, sizeof(*xc));
     commands = calloc(set.n, sizeof(*commands));
     if (!xc || !commands)
         goto oom;
     for (size_t i = 0; i < set.n; i++) {
         struct trk_report_capture *c = &set.v[i];
-        if (!out.is_stdout && is_capture(out.path, c->path)) {
-            trk_cli_error("refusing to overwrite the capture '%s' with the export", c->path);
-            rc = TRK_EXIT_USAGE;
-            goto fail;
-        }
         const struct trk_reader_status *rs = trk_reader_status(c->r);
         if (rs->truncated)
             trk_cli_error("warning: %s is truncated; the export covers what was written", c->path);
@@ -346,52 +199,67 @@ int trk_cmd_export(int argc, char **argv)
     int wr;
     switch (fmt) {
     case TRK_EXPORT_PPROF:
-        wr = trk_export_pprof(out.f, &x, err, sizeof(err));
+        wr = trk_export_pprof(f, &x, err, errlen);
         break;
     case TRK_EXPORT_SPEEDSCOPE:
-        wr = trk_export_speedscope(out.f, &x, err, sizeof(err));
+        wr = trk_export_speedscope(f, &x, err, errlen);
         break;
     case TRK_EXPORT_CHROME:
-        wr = trk_export_chrome(out.f, &x, err, sizeof(err));
+        wr = trk_export_chrome(f, &x, err, errlen);
         break;
     default:
-        wr = trk_export_folded(out.f, &x, err, sizeof(err));
+        wr = trk_export_folded(f, &x, err, errlen);
         break;
     }
     if (wr < 0) {
         /* pprof reports a failed write as a compression error: name the
          * output's own error when there is one. */
-        if (ferror(out.f)) {
+        if (ferror(f)) {
             trk_cli_error("cannot write '%s': %s", out.is_stdout ? "standard output" : out.path,
                           strerror(errno ? errno : EIO));
             rc = TRK_EXIT_USAGE;
         } else {
             trk_cli_error("export failed: %s", err);
         }
-        goto fail;
-    }
-    if (trk_outfile_commit(&out) < 0) {
-        rc = TRK_EXIT_USAGE;
         goto done;
     }
-    if (derived)
-        fprintf(stderr, "tracker: wrote %s\n", derived);
     rc = TRK_EXIT_OK;
     goto done;
 oom:
     trk_cli_error("out of memory");
-fail:
-    trk_outfile_abort(&out);
 done:
     if (have_tree)
         trk_ctree_free(&tree);
     for (size_t i = 0; commands && i < set.n; i++)
         free(commands[i]);
     free(commands);
-    trk_report_set_free(&set);
-    trk_report_opts_free(&o.ro);
-    trk_progress_free(&prog);
     free(xc);
-    free(derived);
+    return rc;
+}
+
+int trk_cmd_export(int argc, char **argv)
+{
+    struct opts o = {0};
+    const char *file = NULL;
+    trk_report_opts_init(&o.ro);
+    int rc = parse(argc, argv, &o, &file);
+    if (rc < 0) {
+        struct trk_outfile out = {.path = o.out, .no_replace = !o.force};
+        struct trk_report_job job = {.cmd = "export",
+                                     .ro = &o.ro,
+                                     .files = {file},
+                                     .nfiles = 1,
+                                     .out = &out,
+                                     .out_ext = formats[o.fmt].ext,
+                                     .binary = formats[o.fmt].fmt == TRK_EXPORT_PPROF,
+                                     .write = render,
+                                     .ctx = &o};
+        o.outfile = &out;
+        rc = trk_cli_report(&job);
+        if (rc == TRK_EXIT_OK && job.derived)
+            fprintf(stderr, "tracker: wrote %s\n", job.derived);
+        free(job.derived);
+    }
+    trk_report_opts_free(&o.ro);
     return rc;
 }

@@ -2,89 +2,75 @@
  *
  * cmd_imports.c - `tracker imports [options] FILE`: memory by Python import,
  * a tree like `python -X importtime` (src/report/imports.c renders it).
- * Owns the options, usage text and exit status. Must not: compute or
- * format figures.
+ * Owns the command's option table. Must not: compute or format figures.
  */
-#include <string.h>
+#include <stddef.h>
 
 #include "cli/cli.h"
 #include "report/imports.h"
 #include "report/report.h"
 
-static void usage(FILE *f)
+struct imports {
+    const char *file;
+    struct trk_imports_report_opts io;
+    struct trk_report_opts ro; /* --no-progress, and the progress hooks */
+};
+
+#define IO(field) offsetof(struct imports, io.field)
+
+static const struct trk_cli_opt opts[] = {
+    {"--json", 0, TRK_CLI_FLAG, IO(json),
+     .help = "machine-readable output: {\"imports\": [node...]}, each\n"
+             "node {\"module\", \"allocated_bytes\", \"live_bytes\",\n"
+             "\"cumulative_allocated_bytes\", \"cumulative_live_bytes\",\n"
+             "\"children\": [...], ...}"},
+    {"--all", 0, TRK_CLI_FLAG, IO(all), .help = "every capture of the run, a tree per process"},
+    {"--min-bytes", 0, TRK_CLI_UINT, IO(min_bytes), "N",
+     "leave out imports (with their nested ones) that\n"
+     "allocated less than N bytes cumulatively (default 0)",
+     "a whole number of bytes", .max = UINT64_MAX},
+    {"--no-progress", 0, TRK_CLI_FLAG, offsetof(struct imports, ro.no_progress),
+     .help = "no progress bar on stderr"},
+    {0},
+};
+
+const struct trk_cli_cmd trk_imports_cmd = {
+    .name = "imports",
+    .operands = "[options] FILE",
+    .brief = "memory by Python import (python -X importtime-like)",
+    .about = "  memory by Python import, in import order, nested as the modules imported\n"
+             "  each other: what each import allocated itself (self) and with the imports\n"
+             "  it made (cumulative), and how much of that was still live when it finished\n",
+    .epilog = "Heap blocks count their requested bytes, anonymous mappings (pymalloc's\n"
+              "arenas) whole pages; an import never finished is closed at the end.\n",
+    TRK_CLI_ONE_CAPTURE,
+    .tables = {opts},
+};
+
+/* The report reads its captures itself (its job has no files): it gets the
+ * driver's progress hooks. */
+static int render(void *ctx, struct trk_report_set *sets, FILE *f, char *err, size_t errlen)
 {
-    fputs("usage: tracker imports [options] FILE\n"
-          "  memory by Python import, in import order, nested as the modules imported\n"
-          "  each other: what each import allocated itself (self) and with the imports\n"
-          "  it made (cumulative), and how much of that was still live when it finished\n"
-          "  --json                 machine-readable output: {\"imports\": [node...]}, each\n"
-          "                         node {\"module\", \"allocated_bytes\", \"live_bytes\",\n"
-          "                         \"cumulative_allocated_bytes\", \"cumulative_live_bytes\",\n"
-          "                         \"children\": [...], ...}\n"
-          "  --all                  every capture of the run, a tree per process\n"
-          "  --min-bytes N          leave out imports (with their nested ones) that\n"
-          "                         allocated less than N bytes cumulatively (default 0)\n"
-          "  --no-progress          no progress bar on stderr\n"
-          "Heap blocks count their requested bytes, anonymous mappings (pymalloc's\n"
-          "arenas) whole pages; an import never finished is closed at the end.\n",
-          f);
+    struct imports *m = ctx;
+    (void)sets;
+    m->io.progress = m->ro.progress;
+    m->io.progress_ctx = m->ro.progress_ctx;
+    m->io.warn = m->ro.warn;
+    m->io.warn_ctx = m->ro.warn_ctx;
+    return trk_report_imports(m->file, &m->io, f, err, errlen) != 0 ? -1 : 0;
 }
 
 int trk_cmd_imports(int argc, char **argv)
 {
-    struct trk_imports_report_opts o = {0};
-    struct trk_progress prog;
-    bool no_more = false, no_progress = false;
-    const char *file = NULL, *v;
-    char err[1024];
-    int r;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (no_more || a[0] != '-' || a[1] == '\0') {
-            if (file) {
-                trk_cli_error("imports: expected one capture file, got '%s' and '%s'", file, a);
-                return TRK_EXIT_USAGE;
-            }
-            file = a;
-        } else if (strcmp(a, "--") == 0) {
-            no_more = true;
-        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            return TRK_EXIT_OK;
-        } else if (strcmp(a, "--json") == 0) {
-            o.json = true;
-        } else if (strcmp(a, "--all") == 0) {
-            o.all = true;
-        } else if (strcmp(a, "--no-progress") == 0) {
-            no_progress = true;
-        } else if ((r = trk_report_opt_value(argc, argv, &i, "--min-bytes", &v, err,
-                                             sizeof(err))) != 0) {
-            if (r < 0 || trk_cli_parse_uint(v, 0, UINT64_MAX, &o.min_bytes) < 0) {
-                trk_cli_error("imports: --min-bytes needs a whole number of bytes");
-                return TRK_EXIT_USAGE;
-            }
-        } else {
-            return trk_cli_bad_option(a);
-        }
+    struct imports m = {0};
+    struct trk_cli_args args;
+    trk_report_opts_init(&m.ro);
+    int rc = trk_cli_parse(&trk_imports_cmd, (void *[]){&m}, argc, argv, &args);
+    if (rc < 0) {
+        m.file = args.operands[0];
+        struct trk_report_job job = {.cmd = "imports", .ro = &m.ro, .write = render, .ctx = &m};
+        rc = trk_cli_report(&job);
     }
-    if (!file) {
-        trk_cli_error("imports: missing capture file (see 'tracker imports --help')");
-        return TRK_EXIT_USAGE;
-    }
-    trk_progress_init(&prog, !no_progress);
-    o.progress = trk_progress_update;
-    o.progress_ctx = &prog;
-    o.warn = trk_progress_warn;
-    o.warn_ctx = &prog;
-    int rc = TRK_EXIT_FAIL;
-    r = trk_report_imports(file, &o, stdout, err, sizeof(err));
-    trk_progress_clear(&prog);
-    if (r != 0)
-        trk_cli_error("%s", err);
-    else if (fflush(stdout) != 0 || ferror(stdout))
-        trk_cli_error("imports: cannot write output");
-    else
-        rc = TRK_EXIT_OK;
-    trk_progress_free(&prog);
+    trk_report_opts_free(&m.ro);
     return rc;
 }

@@ -1,120 +1,97 @@
 /* SPDX-License-Identifier: MIT
  *
  * cmd_leaks.c - `tracker leaks [options] FILE`: what was never freed,
- * grouped by stack, valgrind-style (src/report/leaks.c renders it). Owns the
- * options, the suppressions file, usage text and the exit status, including
+ * grouped by stack, valgrind-style (src/report/leaks.c renders it). Owns
+ * the option table, the suppressions file and the exit status, including
  * --fail-on-leak for CI. Must not: compute or format figures.
  */
 #include <inttypes.h>
-#include <string.h>
+#include <stddef.h>
 
 #include "cli/cli.h"
 #include "report/report.h"
 
-static void usage(FILE *f)
+struct leaks {
+    bool fail_on_leak;
+    uint64_t limit;
+    const char *sup_path;
+    struct trk_suppressions sup;
+    struct trk_leak_totals tot;
+    struct trk_report_opts ro;
+};
+
+/* The value only attaches with '=': a separate word is FILE. */
+static int fail_on_leak(void *base, const char *v, char *err, size_t errlen)
 {
-    fprintf(f,
-            "usage: tracker leaks [options] FILE\n"
-            "  what was still allocated at the end, grouped by stack, largest first\n"
-            "  --fail-on-leak[=BYTES] exit 1 when more than BYTES leaked (default 0: any leak)\n"
-            "  --suppressions FILE    hide leaks whose stack matches a 'leak:PATTERN' line\n"
-            "                         (LeakSanitizer syntax: '*' wildcards, '^'/'$' anchors;\n"
-            "                         matched against function, source file and module)\n"
-            "%s",
-            trk_report_common_help);
+    struct leaks *l = base;
+    l->fail_on_leak = true;
+    l->limit = 0;
+    if (v && trk_cli_parse_uint(v, 0, UINT64_MAX, &l->limit) < 0) {
+        snprintf(err, errlen, "--fail-on-leak=BYTES needs a whole number of bytes");
+        return -1;
+    }
+    return 0;
+}
+
+static const struct trk_cli_opt opts[] = {
+    {"--fail-on-leak", 0, TRK_CLI_FN, 0, "BYTES",
+     "exit 1 when more than BYTES leaked (default 0: any leak)", .fn = fail_on_leak,
+     .flags = TRK_CLI_EQ_ONLY},
+    {"--suppressions", 0, TRK_CLI_STRING, offsetof(struct leaks, sup_path), "FILE",
+     "hide leaks whose stack matches a 'leak:PATTERN' line\n"
+     "(LeakSanitizer syntax: '*' wildcards, '^'/'$' anchors;\n"
+     "matched against function, source file and module)",
+     "a file name"},
+    {0},
+};
+
+const struct trk_cli_cmd trk_leaks_cmd = {
+    .name = "leaks",
+    .operands = "[options] FILE",
+    .brief = "unfreed blocks by stack (--fail-on-leak for CI)",
+    .about = "  what was still allocated at the end, grouped by stack, largest first\n",
+    TRK_CLI_ONE_CAPTURE,
+    .tables = {opts, trk_cli_json_opts, trk_cli_report_opts},
+};
+
+static int render(void *ctx, struct trk_report_set *sets, FILE *f, char *err, size_t errlen)
+{
+    struct leaks *l = ctx;
+    return trk_report_leaks(&sets[0], &l->ro, l->sup_path ? &l->sup : NULL, f, &l->tot, err,
+                            errlen);
+}
+
+static int leaks(struct leaks *l, const char *file)
+{
+    char err[1024];
+    /* A bad suppressions file is a bad option value: refuse it before the
+     * (possibly long) read of the capture. */
+    if (l->sup_path && trk_suppressions_load(&l->sup, l->sup_path, err, sizeof(err)) < 0) {
+        trk_cli_error("leaks: %s", err);
+        return TRK_EXIT_USAGE;
+    }
+    struct trk_report_job job = {
+        .cmd = "leaks", .ro = &l->ro, .files = {file}, .nfiles = 1, .write = render, .ctx = l};
+    int rc = trk_cli_report(&job);
+    if (rc == TRK_EXIT_OK && l->fail_on_leak &&
+        (l->tot.leaked_bytes > l->limit || (l->limit == 0 && l->tot.leaked_count > 0))) {
+        trk_cli_error("leaks: %" PRIu64 " bytes leaked in %" PRIu64
+                      " blocks, over the --fail-on-leak limit of %" PRIu64 " bytes",
+                      l->tot.leaked_bytes, l->tot.leaked_count, l->limit);
+        rc = TRK_EXIT_FAIL;
+    }
+    return rc;
 }
 
 int trk_cmd_leaks(int argc, char **argv)
 {
-    struct trk_report_opts o;
-    struct trk_progress prog;
-    struct trk_report_set set = {0};
-    struct trk_suppressions sup = {0};
-    struct trk_leak_totals tot;
-    bool no_more = false, fail_on_leak = false;
-    uint64_t limit = 0;
-    const char *file = NULL, *sup_path = NULL, *v;
-    char err[1024];
-    int rc = TRK_EXIT_USAGE, r;
-    trk_report_opts_init(&o);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (no_more || a[0] != '-' || a[1] == '\0') {
-            if (file) {
-                trk_cli_error("leaks: expected one capture file, got '%s' and '%s'", file, a);
-                goto out;
-            }
-            file = a;
-        } else if (strcmp(a, "--") == 0) {
-            no_more = true;
-        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            rc = TRK_EXIT_OK;
-            goto out;
-        } else if ((r = trk_report_parse_common(&o, argc, argv, &i, err, sizeof(err))) != 0) {
-            if (r < 0) {
-                trk_cli_error("leaks: %s", err);
-                goto out;
-            }
-        } else if (strcmp(a, "--fail-on-leak") == 0) {
-            /* The value only attaches with '=': a separate word is FILE. */
-            fail_on_leak = true;
-            limit = 0;
-        } else if (strncmp(a, "--fail-on-leak=", 15) == 0) {
-            fail_on_leak = true;
-            if (trk_cli_parse_uint(a + 15, 0, UINT64_MAX, &limit) < 0) {
-                trk_cli_error("leaks: --fail-on-leak=BYTES needs a whole number of bytes");
-                goto out;
-            }
-        } else if ((r = trk_report_opt_value(argc, argv, &i, "--suppressions", &v, err,
-                                             sizeof(err))) != 0) {
-            if (r < 0) {
-                trk_cli_error("leaks: %s", err);
-                goto out;
-            }
-            sup_path = v;
-        } else {
-            rc = trk_cli_bad_option(a);
-            goto out;
-        }
-    }
-    if (!file) {
-        trk_cli_error("leaks: missing capture file (see 'tracker leaks --help')");
-        goto out;
-    }
-    /* A bad suppressions file is a bad option value: refuse it before the
-     * (possibly long) read of the capture. */
-    if (sup_path && trk_suppressions_load(&sup, sup_path, err, sizeof(err)) < 0) {
-        trk_cli_error("leaks: %s", err);
-        goto out;
-    }
-
-    trk_progress_init(&prog, !o.no_progress);
-    o.progress = trk_progress_update;
-    o.progress_ctx = &prog;
-    o.warn = trk_progress_warn;
-    o.warn_ctx = &prog;
-    rc = TRK_EXIT_FAIL;
-    int lr = trk_report_set_load(&set, file, &o, err, sizeof(err));
-    trk_progress_clear(&prog);
-    if (lr < 0) {
-        trk_cli_error("%s", err);
-    } else if (trk_report_leaks(&set, &o, sup_path ? &sup : NULL, stdout, &tot, err, sizeof(err)) <
-               0) {
-        trk_cli_error("%s", err);
-    } else if (fflush(stdout) != 0 || ferror(stdout)) {
-        trk_cli_error("leaks: cannot write output");
-    } else if (fail_on_leak && (tot.leaked_bytes > limit || (limit == 0 && tot.leaked_count > 0))) {
-        trk_cli_error("leaks: %" PRIu64 " bytes leaked in %" PRIu64
-                      " blocks, over the --fail-on-leak limit of %" PRIu64 " bytes",
-                      tot.leaked_bytes, tot.leaked_count, limit);
-    } else {
-        rc = TRK_EXIT_OK;
-    }
-    trk_report_set_free(&set);
-    trk_progress_free(&prog);
-out:
-    trk_suppressions_free(&sup);
-    trk_report_opts_free(&o);
+    struct leaks l = {0};
+    struct trk_cli_args args;
+    trk_report_opts_init(&l.ro);
+    int rc = trk_cli_parse(&trk_leaks_cmd, (void *[]){&l, &l.ro, &l.ro}, argc, argv, &args);
+    if (rc < 0)
+        rc = leaks(&l, args.operands[0]);
+    trk_suppressions_free(&l.sup);
+    trk_report_opts_free(&l.ro);
     return rc;
 }

@@ -16,6 +16,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -37,6 +38,7 @@ struct run_opts {
     bool cuda_no_caching;   /* PYTORCH_NO_CUDA_MEMORY_CACHING=1 for the program */
     int python;             /* TRACKER_PYTHON: 0 off, 1 Python frames only, 2 hybrid */
     bool py_allocators;     /* record pymalloc's allocations */
+    int py_flag;            /* 'm' or 'c': -m MODULE / -c CODE ended the options */
     const char *python_exe; /* --python: the interpreter for script.py / -m / -c */
     const char *name;       /* what the default capture name is made from */
     char **py_argv;         /* the interpreter's argv when we build it */
@@ -57,160 +59,52 @@ struct child_error {
 
 /* ---- Options --------------------------------------------------------------- */
 
-static int option_value(char **argv, int argc, int *i, const char *name, const char *inline_val,
-                        const char **out)
-{
-    if (inline_val) {
-        *out = inline_val;
-        return 0;
-    }
-    if (*i + 1 >= argc) {
-        trk_cli_error("option '%s' needs a value (see 'tracker help')", name);
-        return -1;
-    }
-    *out = argv[++*i];
-    return 0;
-}
+#define RUN(field) offsetof(struct run_opts, field)
 
-static int number_value(const char *name, const char *v, uint64_t min, uint64_t max, uint64_t *out)
-{
-    if (trk_cli_parse_uint(v, min, max, out) < 0) {
-        trk_cli_error("invalid value '%s' for %s (expected %" PRIu64 "..%" PRIu64 ")", v, name, min,
-                      max);
-        return -1;
-    }
-    return 0;
-}
+static const struct trk_cli_opt opts[] = {
+    {"--output", 'o', TRK_CLI_STRING, RUN(output), "FILE",
+     "capture file (default tracker-PROGRAM.PID.bin, where\nPID is the program's process id)",
+     "a file name"},
+    {"--force", 'f', TRK_CLI_FLAG, RUN(force), .help = "overwrite an existing capture file"},
+    {"--depth", 0, TRK_CLI_UINT, RUN(depth), "N",
+     "stack depth cap in frames, 1..1024 (default 128)", .min = 1, .max = DEPTH_MAX},
+    {"--no-mmap", 0, TRK_CLI_FLAG, RUN(no_mmap), .help = "do not record mmap/munmap/mremap"},
+    {"--no-follow-fork", 0, TRK_CLI_FLAG, RUN(no_follow_fork),
+     .help = "do not record forked child processes"},
+    {"--buffer-kb", 0, TRK_CLI_UINT, RUN(buffer_kb), "N",
+     "per-thread buffer in KiB, 64..16384 (default 512)", .min = BUFFER_KB_MIN,
+     .max = BUFFER_KB_MAX},
+    {"--cuda-no-caching", 0, TRK_CLI_FLAG, RUN(cuda_no_caching),
+     .help = "set PYTORCH_NO_CUDA_MEMORY_CACHING=1: GPU events per tensor"},
+    {"--python", 0, TRK_CLI_STRING, RUN(python_exe), "PATH",
+     "the interpreter for SCRIPT.py, -m and -c", "an interpreter"},
+    {"--python-only", 0, TRK_CLI_SET, RUN(python), .val = 1,
+     .help = "Python frames only in Python code (no native unwinding)"},
+    {"--python-allocators", 0, TRK_CLI_FLAG, RUN(py_allocators),
+     .help = "record each Python object (pymalloc), not just its arenas"},
+    {"--no-python", 0, TRK_CLI_SET, RUN(python), .val = 0,
+     .help = "native stacks only, even in a Python process"},
+    {"--quiet", 'q', TRK_CLI_FLAG, RUN(quiet), .help = "print nothing but errors"},
+    /* `-m`/`-c` end tracker's options the way they end Python's. */
+    {NULL, 'm', TRK_CLI_STOP, RUN(py_flag), "MODULE", .val = 'm'},
+    {NULL, 'c', TRK_CLI_STOP, RUN(py_flag), "CODE", .val = 'c'},
+    {0},
+};
 
-static int parse_long(struct run_opts *o, char **argv, int argc, int *i)
-{
-    const char *arg = argv[*i];
-    char name[64];
-    const char *eq = strchr(arg, '=');
-    size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
-    if (n >= sizeof(name))
-        return trk_cli_bad_option(arg);
-    memcpy(name, arg, n);
-    name[n] = '\0';
-    const char *val = eq ? eq + 1 : NULL;
-    const char *v;
-
-    static const char *const flags[] = {"--force",
-                                        "--quiet",
-                                        "--no-mmap",
-                                        "--no-follow-fork",
-                                        "--cuda-no-caching",
-                                        "--python-only",
-                                        "--python-allocators",
-                                        "--no-python",
-                                        "--help"};
-    for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++) {
-        if (strcmp(name, flags[k]) != 0)
-            continue;
-        if (val) {
-            trk_cli_error("option '%s' takes no value (see 'tracker help')", name);
-            return TRK_EXIT_USAGE;
-        }
-        switch (k) {
-        case 0:
-            o->force = true;
-            break;
-        case 1:
-            o->quiet = true;
-            break;
-        case 2:
-            o->no_mmap = true;
-            break;
-        case 3:
-            o->no_follow_fork = true;
-            break;
-        case 4:
-            o->cuda_no_caching = true;
-            break;
-        case 5:
-            o->python = 1;
-            break;
-        case 6:
-            o->py_allocators = true;
-            break;
-        case 7:
-            o->python = 0;
-            break;
-        default:
-            trk_cli_usage(stdout);
-            return -1;
-        }
-        return 0;
-    }
-    if (strcmp(name, "--output") == 0) {
-        if (option_value(argv, argc, i, name, val, &v) < 0)
-            return TRK_EXIT_USAGE;
-        if (!*v) {
-            trk_cli_error("option '--output' needs a file name");
-            return TRK_EXIT_USAGE;
-        }
-        o->output = v;
-        return 0;
-    }
-    if (strcmp(name, "--python") == 0) {
-        if (option_value(argv, argc, i, name, val, &v) < 0)
-            return TRK_EXIT_USAGE;
-        if (!*v) {
-            trk_cli_error("option '--python' needs an interpreter");
-            return TRK_EXIT_USAGE;
-        }
-        o->python_exe = v;
-        return 0;
-    }
-    if (strcmp(name, "--depth") == 0) {
-        if (option_value(argv, argc, i, name, val, &v) < 0 ||
-            number_value(name, v, 1, DEPTH_MAX, &o->depth) < 0)
-            return TRK_EXIT_USAGE;
-        return 0;
-    }
-    if (strcmp(name, "--buffer-kb") == 0) {
-        if (option_value(argv, argc, i, name, val, &v) < 0 ||
-            number_value(name, v, BUFFER_KB_MIN, BUFFER_KB_MAX, &o->buffer_kb) < 0)
-            return TRK_EXIT_USAGE;
-        return 0;
-    }
-    return trk_cli_bad_option(name);
-}
-
-/* -fq, -o FILE, -oFILE. */
-static int parse_short(struct run_opts *o, char **argv, int argc, int *i)
-{
-    const char *arg = argv[*i];
-    for (const char *c = arg + 1; *c; c++) {
-        switch (*c) {
-        case 'f':
-            o->force = true;
-            break;
-        case 'q':
-            o->quiet = true;
-            break;
-        case 'h':
-            trk_cli_usage(stdout);
-            return -1;
-        case 'o': {
-            const char *v;
-            if (option_value(argv, argc, i, "-o", c[1] ? c + 1 : NULL, &v) < 0)
-                return TRK_EXIT_USAGE;
-            if (!*v) {
-                trk_cli_error("option '-o' needs a file name");
-                return TRK_EXIT_USAGE;
-            }
-            o->output = v;
-            return 0;
-        }
-        default: {
-            char bad[3] = {'-', *c, '\0'};
-            return trk_cli_bad_option(bad);
-        }
-        }
-    }
-    return 0;
-}
+const struct trk_cli_cmd trk_run_cmd = {
+    .name = "run",
+    .operands = "[options] [--] PROGRAM [ARGS...]",
+    .brief = "run PROGRAM and record its memory use",
+    .about = "   or: tracker run [options] SCRIPT.py [ARGS...] | -m MODULE [ARGS...] | -c CODE "
+             "[ARGS...]\n"
+             "  runs PROGRAM (or Python code, under python3 on PATH or --python PATH)\n"
+             "  with libtracker.so preloaded and records its memory use in a capture file\n",
+    .what = "a program to run",
+    .min_operands = 1,
+    .stop_at_operand = true,
+    .show_in_usage = true,
+    .tables = {opts},
+};
 
 static bool ends_with(const char *s, const char *suffix)
 {
@@ -219,8 +113,7 @@ static bool ends_with(const char *s, const char *suffix)
 }
 
 /* `script.py ARGS`, `-m MODULE ARGS` and `-c CODE ARGS` run under the
- * interpreter: argv becomes PYTHON [-m|-c] REST. `-m`/`-c` end tracker's
- * options the way they end Python's. */
+ * interpreter: argv becomes PYTHON [-m|-c] REST. */
 static int python_argv(struct run_opts *o, char **rest, int nrest, const char *flag)
 {
     char **v = calloc((size_t)nrest + 3, sizeof(*v));
@@ -248,29 +141,18 @@ static int python_argv(struct run_opts *o, char **rest, int nrest, const char *f
 /* Returns 0, -1 after printing help (exit 0), or an exit code. */
 static int parse_options(struct run_opts *o, int argc, char **argv)
 {
-    int i = 1;
-    for (; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--") == 0) {
-            i++;
-            break;
+    struct trk_cli_args args;
+    int rc = trk_cli_parse(&trk_run_cmd, (void *[]){o}, argc, argv, &args);
+    if (rc >= 0)
+        return rc == TRK_EXIT_OK ? -1 : rc;
+    int i = args.rest;
+    if (o->py_flag) {
+        const char *flag = o->py_flag == 'm' ? "-m" : "-c";
+        if (i >= argc) {
+            trk_cli_error("option '%s' needs a %s", flag, o->py_flag == 'm' ? "module" : "command");
+            return TRK_EXIT_USAGE;
         }
-        if (strcmp(a, "-m") == 0 || strcmp(a, "-c") == 0) {
-            if (i + 1 >= argc) {
-                trk_cli_error("option '%s' needs a %s", a, a[1] == 'm' ? "module" : "command");
-                return TRK_EXIT_USAGE;
-            }
-            return python_argv(o, argv + i + 1, argc - i - 1, a);
-        }
-        if (a[0] != '-' || a[1] == '\0')
-            break; /* the program: options end at the first other word */
-        int rc = a[1] == '-' ? parse_long(o, argv, argc, &i) : parse_short(o, argv, argc, &i);
-        if (rc != 0)
-            return rc;
-    }
-    if (i >= argc) {
-        trk_cli_error("run: missing program to run (see 'tracker help')");
-        return TRK_EXIT_USAGE;
+        return python_argv(o, argv + i, argc - i, flag);
     }
     if (ends_with(argv[i], ".py") || ends_with(argv[i], ".pyw")) {
         if (access(argv[i], R_OK) < 0) {

@@ -1,458 +1,47 @@
 /* SPDX-License-Identifier: MIT
  *
  * cmd_stats.c - `tracker stats [--json] FILE`: runs the stats analysis and
- * prints it as an aligned table (a section per GPU device when there was
- * GPU memory, one for the Python interpreter) or as one JSON object. Owns
- * the output formats (the JSON keys are a contract with scripts and tests:
- * "gpu" is agreed with the GPU integration tests). Must not: compute anything itself (src/analysis
- * does) or exit non-zero for a merely truncated capture.
+ * prints it (src/report/stats_render.c renders the table and the JSON).
+ * Owns the command's option table and exit status. Must not: compute or
+ * format figures, or exit non-zero for a merely truncated capture.
  */
-#include <inttypes.h>
-#include <string.h>
+#include <stddef.h>
 
 #include "analysis/stats.h"
 #include "cli/cli.h"
-#include "report/report_json.h"
-#include "format/record.h"
+#include "report/report.h"
 
-/* "1,234,567" */
-static const char *grouped(uint64_t v, char *buf, size_t len)
+struct stats {
+    struct trk_stats_report_opts so;
+    bool no_progress;
+    uint64_t device;
+};
+
+#define DEVICE_UNSET UINT64_MAX
+
+static const struct trk_cli_opt opts[] = {
+    {"--json", 0, TRK_CLI_FLAG, offsetof(struct stats, so.json), .help = "one JSON object"},
+    {"--gpu", 0, TRK_CLI_FLAG, offsetof(struct stats, so.gpu_only),
+     .help = "the GPU figures only (of every device)"},
+    {"--device", 0, TRK_CLI_UINT, offsetof(struct stats, device), "N",
+     "the GPU figures of device N only", "a device ordinal (0, 1, ...)", .max = 1u << 20},
+    /* Accepted as every report accepts it: stats draws no bar. */
+    {"--no-progress", 0, TRK_CLI_FLAG, offsetof(struct stats, no_progress)},
+    {0},
+};
+
+const struct trk_cli_cmd trk_stats_cmd = {
+    .name = "stats",
+    .operands = "[options] FILE",
+    .brief = "totals of a capture: heap, mmap, RSS, threads, GPUs",
+    .about = "  totals of a capture: heap, anonymous mappings, resident memory, threads,\n"
+             "  the Python interpreter and GPU memory per device\n",
+    TRK_CLI_ONE_CAPTURE,
+    .tables = {opts},
+};
+
+static int stats(const struct stats *st, const char *file)
 {
-    char digits[32];
-    int n = snprintf(digits, sizeof(digits), "%" PRIu64, v);
-    size_t o = 0;
-    for (int i = 0; i < n && o + 2 < len; i++) {
-        if (i > 0 && (n - i) % 3 == 0)
-            buf[o++] = ',';
-        buf[o++] = digits[i];
-    }
-    buf[o] = '\0';
-    return buf;
-}
-
-/* "1.2 MiB (1,234,567 bytes)"; small values stay exact. */
-static const char *human(uint64_t v, char *buf, size_t len)
-{
-    static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    char g[32];
-    if (v < 1024) {
-        snprintf(buf, len, "%" PRIu64 " B", v);
-        return buf;
-    }
-    double d = (double)v / 1024;
-    int u = 0;
-    while (d >= 1024 && u < 5) {
-        d /= 1024;
-        u++;
-    }
-    snprintf(buf, len, "%.1f %s (%s bytes)", d, units[u], grouped(v, g, sizeof(g)));
-    return buf;
-}
-
-static const char *short_human(uint64_t v, char *buf, size_t len)
-{
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    double d = (double)v;
-    int u = 0;
-    while (d >= 1024 && u < 6) {
-        d /= 1024;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, len, "%" PRIu64 " B", v);
-    else
-        snprintf(buf, len, "%.1f %s", d, units[u]);
-    return buf;
-}
-
-static void print_warnings(const struct trk_stats *s)
-{
-    char g[32], g2[32];
-    if (s->truncated && s->ends_inside_chunk)
-        printf("warning: the capture is truncated inside a chunk (a write was cut short: the "
-               "disk was full, or the program is still running); totals cover what was "
-               "written\n");
-    else if (s->truncated)
-        printf("warning: the capture is truncated (the program was killed or is still "
-               "running); totals cover what was written\n");
-    if (s->lost_events)
-        printf("warning: %s events were lost by the writer\n",
-               grouped(s->lost_events, g, sizeof(g)));
-    if (s->checksum_failures)
-        printf("warning: %s corrupt chunks were skipped (checksum mismatch)\n",
-               grouped(s->checksum_failures, g, sizeof(g)));
-    if (s->bad_chunks)
-        printf("warning: %s unusable chunks were skipped\n", grouped(s->bad_chunks, g, sizeof(g)));
-    if (s->broken_streams || s->bytes_lost)
-        printf("warning: %s thread streams broke; %s bytes of records could not be decoded\n",
-               grouped(s->broken_streams, g, sizeof(g)), grouped(s->bytes_lost, g2, sizeof(g2)));
-    if (s->inherited_missing)
-        printf("warning: forked child, %s; frees of inherited blocks count as unmatched\n",
-               s->inherit_error);
-    if (s->missing_chunks)
-        printf("warning: %s chunk%s the writer wrote %s missing (the capture is damaged); "
-               "totals cover what is there\n",
-               grouped(s->missing_chunks, g, sizeof(g)), s->missing_chunks == 1 ? "" : "s",
-               s->missing_chunks == 1 ? "is" : "are");
-    if (s->truncated || s->lost_events || s->checksum_failures || s->bad_chunks ||
-        s->broken_streams || s->bytes_lost || s->inherited_missing || s->missing_chunks)
-        printf("\n");
-}
-
-#define ROW "  %-20s %s\n"
-
-/* A device ordinal as a JSON key or a heading: "0", "-1" (unknown). */
-static const char *device_key(int32_t device, char *buf, size_t len)
-{
-    snprintf(buf, len, "%" PRId32, device);
-    return buf;
-}
-
-static bool kind_occurred(const struct trk_gpu_kind_stats *k)
-{
-    return k->allocations != 0;
-}
-
-/* --device N: only that device's GPU figures; -1 = every device. */
-static int64_t only_device = -1;
-
-static bool device_shown(const struct trk_gpu_stats *g)
-{
-    return only_device < 0 || g->device == only_device;
-}
-
-static void print_gpu_table(const struct trk_stats *s)
-{
-    char a[96], b[96], c[96], d[96];
-    for (size_t i = 0; i < s->ngpu; i++) {
-        const struct trk_gpu_stats *g = &s->gpu[i];
-        if (!device_shown(g))
-            continue;
-        if (g->device < 0)
-            printf("\nGPU, device unknown (device memory: device, managed, async, VMM, array)\n");
-        else
-            printf("\nGPU %" PRId32 " (device memory: device, managed, async, VMM, array)\n",
-                   g->device);
-        printf(ROW, "Allocations", grouped(g->allocations, a, sizeof(a)));
-        printf(ROW, "Frees", grouped(g->frees, a, sizeof(a)));
-        printf(ROW, "Bytes allocated", human(g->bytes_allocated, a, sizeof(a)));
-        printf(ROW, "Peak live", human(g->peak_bytes, a, sizeof(a)));
-        snprintf(c, sizeof(c), "%s in %s allocation%s", human(g->leaked_bytes, a, sizeof(a)),
-                 grouped(g->leaked_allocations, b, sizeof(b)),
-                 g->leaked_allocations == 1 ? "" : "s");
-        printf(ROW, "Leaked", c);
-        if (g->failed_allocations) {
-            snprintf(c, sizeof(c), "%s (%s requested)",
-                     grouped(g->failed_allocations, a, sizeof(a)),
-                     short_human(g->failed_bytes, b, sizeof(b)));
-            printf(ROW, "Failed allocations", c);
-        }
-        if (g->unmatched_frees)
-            printf(ROW, "Unmatched frees", grouped(g->unmatched_frees, a, sizeof(a)));
-        if (g->maps || g->unmaps) {
-            snprintf(c, sizeof(c), "%s maps, %s unmaps", grouped(g->maps, a, sizeof(a)),
-                     grouped(g->unmaps, b, sizeof(b)));
-            printf(ROW, "VMM mappings", c);
-        }
-        if (g->driver_samples) {
-            printf(ROW, "Driver-reported peak", human(g->driver_peak_bytes, a, sizeof(a)));
-            if (g->driver_total_bytes)
-                printf(ROW, "Device size", human(g->driver_total_bytes, a, sizeof(a)));
-        }
-        bool any = false;
-        for (unsigned k = 1; k <= TRK_GPU_KIND_MAX; k++) {
-            const struct trk_gpu_kind_stats *x = &g->by_kind[k];
-            if (!kind_occurred(x))
-                continue;
-            if (!any)
-                printf("\n  %-20s %14s %12s %12s %12s\n", "By kind", "allocations", "bytes", "peak",
-                       "leaked");
-            any = true;
-            bool memory = k != TRK_GPU_VA_RESERVE && k != TRK_GPU_HOST_REGISTER;
-            printf("  %-20s %14s %12s %12s %12s%s\n", trk_gpu_kind_name(k),
-                   grouped(x->allocations, a, sizeof(a)), short_human(x->bytes, b, sizeof(b)),
-                   memory ? short_human(x->peak_bytes, c, sizeof(c)) : "-",
-                   memory ? short_human(x->leaked_bytes, d, sizeof(d)) : "-",
-                   memory ? "" : "  (not memory)");
-        }
-    }
-}
-
-static void print_driver_host(const struct trk_stats *s)
-{
-    char a[96], b[96];
-    const struct trk_driver_host_stats *h = &s->gpu_driver_host;
-    if (!h->allocations && !h->mmap_peak_bytes)
-        return;
-    printf("\nHost memory allocated by the GPU driver (inside GPU calls)\n");
-    printf(ROW, "Allocations", grouped(h->allocations, a, sizeof(a)));
-    printf(ROW, "Bytes allocated", human(h->bytes_allocated, a, sizeof(a)));
-    printf(ROW, "Peak live", human(h->peak_bytes, a, sizeof(a)));
-    printf(ROW, "Leaked", human(h->leaked_bytes, a, sizeof(a)));
-    if (h->mmap_peak_bytes) {
-        printf(ROW, "Peak mapped", human(h->mmap_peak_bytes, b, sizeof(b)));
-        printf(ROW, "Still mapped", human(h->mmap_leaked_bytes, b, sizeof(b)));
-    }
-}
-
-/* The agreed "gpu" object: device-memory figures per device, by_kind with
- * the memory kinds that had an allocation. */
-static void json_gpu(struct trk_rjson *j, const struct trk_stats *s)
-{
-    char key[16];
-    trk_rjson_begin_object(j, "gpu");
-    for (size_t i = 0; i < s->ngpu; i++) {
-        const struct trk_gpu_stats *g = &s->gpu[i];
-        if (!device_shown(g))
-            continue;
-        trk_rjson_begin_object(j, device_key(g->device, key, sizeof(key)));
-        trk_rjson_u64(j, "allocations", g->allocations);
-        trk_rjson_u64(j, "frees", g->frees);
-        trk_rjson_u64(j, "bytes_allocated", g->bytes_allocated);
-        trk_rjson_u64(j, "peak_bytes", g->peak_bytes);
-        trk_rjson_u64(j, "leaked_bytes", g->leaked_bytes);
-        trk_rjson_u64(j, "leaked_allocations", g->leaked_allocations);
-        trk_rjson_u64(j, "failed_allocations", g->failed_allocations);
-        trk_rjson_u64(j, "driver_peak_bytes", g->driver_peak_bytes);
-        trk_rjson_begin_object(j, "by_kind");
-        for (unsigned k = TRK_GPU_DEVICE; k <= TRK_GPU_ARRAY; k++) {
-            const struct trk_gpu_kind_stats *x = &g->by_kind[k];
-            if (!kind_occurred(x))
-                continue;
-            trk_rjson_begin_object(j, trk_gpu_kind_name(k));
-            trk_rjson_u64(j, "allocations", x->allocations);
-            trk_rjson_u64(j, "bytes", x->bytes);
-            trk_rjson_u64(j, "peak_bytes", x->peak_bytes);
-            trk_rjson_u64(j, "leaked_bytes", x->leaked_bytes);
-            trk_rjson_end_object(j);
-        }
-        trk_rjson_end_object(j);
-        trk_rjson_end_object(j);
-    }
-    trk_rjson_end_object(j);
-    const struct trk_driver_host_stats *h = &s->gpu_driver_host;
-    trk_rjson_begin_object(j, "gpu_driver_host");
-    trk_rjson_u64(j, "allocations", h->allocations);
-    trk_rjson_u64(j, "bytes_allocated", h->bytes_allocated);
-    trk_rjson_u64(j, "peak_bytes", h->peak_bytes);
-    trk_rjson_u64(j, "leaked_bytes", h->leaked_bytes);
-    trk_rjson_u64(j, "mmap_peak_bytes", h->mmap_peak_bytes);
-    trk_rjson_u64(j, "mmap_leaked_bytes", h->mmap_leaked_bytes);
-    trk_rjson_end_object(j);
-}
-
-/* How the interpreter allocated and what the capture holds of it. */
-static const char *py_allocator_text(uint64_t flags)
-{
-    if (!(flags & TRK_PYF_PYMALLOC))
-        return "malloc (PYTHONMALLOC=malloc): every object is a heap block";
-    if (flags & TRK_PYF_ALLOCATORS)
-        return "pymalloc, every object recorded (--python-allocators)";
-    return "pymalloc: small objects live in 1 MiB arenas, recorded as mappings";
-}
-
-static void print_python(const struct trk_stats *s)
-{
-    char a[96], b[32];
-    if (!s->python && !s->leaks_at_script_end)
-        return;
-    printf("\nPython\n");
-    if (s->python) {
-        printf(ROW, "Version", trk_python_version(s->python_version, b, sizeof(b)));
-        printf(ROW, "Stacks",
-               s->python_flags & TRK_PYF_NATIVE ? "hybrid: Python and native frames"
-                                                : "Python frames only");
-        printf(ROW, "Object allocator", py_allocator_text(s->python_flags));
-    }
-    printf(ROW, "Imports", grouped(s->python_imports, a, sizeof(a)));
-    if (s->leaks_at_script_end) {
-        snprintf(a, sizeof(a), "at %.3f s: leaks are what was live then",
-                 (double)s->script_end_ns / 1e9);
-        printf(ROW, "Script ended", a);
-    }
-}
-
-/* "python": the interpreter, when the capture has one. */
-static void json_python(struct trk_rjson *j, const struct trk_stats *s)
-{
-    char v[32];
-    trk_rjson_string(j, "leaks_at", s->leaks_at_script_end ? "script_end" : "exit");
-    if (!s->python && !s->leaks_at_script_end)
-        return;
-    trk_rjson_begin_object(j, "python");
-    trk_rjson_string(j, "version",
-                     s->python ? trk_python_version(s->python_version, v, sizeof(v)) : NULL);
-    trk_rjson_u64(j, "version_hex", s->python_version);
-    trk_rjson_bool(j, "native_frames", (s->python_flags & TRK_PYF_NATIVE) != 0);
-    trk_rjson_bool(j, "python_allocators", (s->python_flags & TRK_PYF_ALLOCATORS) != 0);
-    trk_rjson_bool(j, "pymalloc", (s->python_flags & TRK_PYF_PYMALLOC) != 0);
-    trk_rjson_u64(j, "imports", s->python_imports);
-    if (s->leaks_at_script_end)
-        trk_rjson_double(j, "script_end_s", (double)s->script_end_ns / 1e9);
-    trk_rjson_end_object(j);
-}
-
-static void print_table(const char *file, const struct trk_stats *s, bool gpu_only)
-{
-    char a[96], b[96], c[96];
-    print_warnings(s);
-    printf("%-22s %s\n", "Capture", file);
-    printf("%-22s %s\n", "Command", s->command);
-    printf("%-22s %" PRIu32 "\n", "PID", s->pid);
-    printf("%-22s %.3f s\n", "Duration", s->duration_s);
-    printf("%-22s %s\n", "Threads", grouped(s->threads, a, sizeof(a)));
-    if (gpu_only) {
-        bool any = false;
-        for (size_t i = 0; i < s->ngpu; i++)
-            any |= device_shown(&s->gpu[i]);
-        if (!any)
-            printf("\nno GPU memory was recorded%s\n", only_device >= 0 ? " on that device" : "");
-        print_gpu_table(s);
-        print_driver_host(s);
-        return;
-    }
-    printf("\nHeap (malloc family, requested sizes)\n");
-    printf(ROW, "Allocations", grouped(s->allocations, a, sizeof(a)));
-    printf(ROW, "Frees", grouped(s->frees, a, sizeof(a)));
-    printf(ROW, "Bytes allocated", human(s->bytes_allocated, a, sizeof(a)));
-    printf(ROW, "Peak live", human(s->peak_heap_bytes, a, sizeof(a)));
-    snprintf(c, sizeof(c), "%s in %s blocks", human(s->leaked_bytes, a, sizeof(a)),
-             grouped(s->leaked_allocations, b, sizeof(b)));
-    printf(ROW, s->leaks_at_script_end ? "Leaked (script end)" : "Leaked", c);
-    if (s->leaks_at_script_end) {
-        snprintf(c, sizeof(c), "%s in %s blocks", human(s->exit_leaked_bytes, a, sizeof(a)),
-                 grouped(s->exit_leaked_allocations, b, sizeof(b)));
-        printf(ROW, "Live at exit", c);
-    }
-    printf(ROW, "Unmatched frees", grouped(s->unmatched_frees, a, sizeof(a)));
-    printf("\nAnonymous mappings (mmap family)\n");
-    printf(ROW, "Peak mapped", human(s->mmap_peak_bytes, a, sizeof(a)));
-    printf(ROW, "Still mapped", human(s->mmap_leaked_bytes, a, sizeof(a)));
-    printf("\nResident memory (sampled)\n");
-    printf(ROW, "Peak RSS", human(s->rss_peak_bytes, a, sizeof(a)));
-    printf(ROW, "Peak anonymous", human(s->rss_anon_peak_bytes, a, sizeof(a)));
-    printf(ROW, "Peak file/shmem", human(s->rss_file_peak_bytes, a, sizeof(a)));
-
-    bool any = false;
-    for (unsigned k = 1; k <= TRK_ALLOC_KIND_MAX; k++) {
-        const struct trk_alloc_stats *x = &s->by_allocator[k];
-        if (!x->allocations && !x->frees && !x->bytes)
-            continue;
-        if (!any)
-            printf("\n  %-20s %14s %14s %12s\n", "By allocator", "allocations", "frees", "bytes");
-        any = true;
-        printf("  %-20s %14s %14s %12s\n", trk_alloc_kind_name(k),
-               grouped(x->allocations, a, sizeof(a)), grouped(x->frees, b, sizeof(b)),
-               short_human(x->bytes, c, sizeof(c)));
-    }
-    print_python(s);
-    print_gpu_table(s);
-    print_driver_host(s);
-}
-
-static void print_json(const struct trk_stats *s, bool gpu_only)
-{
-    struct trk_rjson j;
-    trk_rjson_init(&j, stdout);
-    trk_rjson_begin_object(&j, NULL);
-    trk_rjson_u64(&j, "pid", s->pid);
-    trk_rjson_string(&j, "command", s->command);
-    if (gpu_only) {
-        /* --gpu: the run's identity and integrity, then the GPU figures. */
-        trk_rjson_double(&j, "duration_s", s->duration_s);
-        trk_rjson_bool(&j, "truncated", s->truncated);
-        trk_rjson_u64(&j, "lost_events", s->lost_events);
-        json_gpu(&j, s);
-        trk_rjson_end_object(&j);
-        trk_rjson_finish(&j);
-        return;
-    }
-    trk_rjson_u64(&j, "allocations", s->allocations);
-    trk_rjson_u64(&j, "frees", s->frees);
-    trk_rjson_u64(&j, "bytes_allocated", s->bytes_allocated);
-    trk_rjson_u64(&j, "peak_heap_bytes", s->peak_heap_bytes);
-    trk_rjson_u64(&j, "leaked_bytes", s->leaked_bytes);
-    trk_rjson_u64(&j, "leaked_allocations", s->leaked_allocations);
-    trk_rjson_u64(&j, "exit_leaked_bytes", s->exit_leaked_bytes);
-    trk_rjson_u64(&j, "exit_leaked_allocations", s->exit_leaked_allocations);
-    trk_rjson_u64(&j, "unmatched_frees", s->unmatched_frees);
-    trk_rjson_u64(&j, "inherited_allocations", s->inherited_allocations);
-    trk_rjson_u64(&j, "inherited_bytes", s->inherited_bytes);
-    trk_rjson_bool(&j, "inherited_missing", s->inherited_missing);
-    trk_rjson_u64(&j, "mmap_peak_bytes", s->mmap_peak_bytes);
-    trk_rjson_u64(&j, "mmap_leaked_bytes", s->mmap_leaked_bytes);
-    trk_rjson_u64(&j, "rss_peak_bytes", s->rss_peak_bytes);
-    trk_rjson_u64(&j, "rss_anon_peak_bytes", s->rss_anon_peak_bytes);
-    trk_rjson_u64(&j, "rss_file_peak_bytes", s->rss_file_peak_bytes);
-    trk_rjson_u64(&j, "threads", s->threads);
-    trk_rjson_double(&j, "duration_s", s->duration_s);
-    trk_rjson_bool(&j, "truncated", s->truncated);
-    trk_rjson_u64(&j, "lost_events", s->lost_events);
-    trk_rjson_u64(&j, "checksum_failures", s->checksum_failures);
-    trk_rjson_u64(&j, "bad_chunks", s->bad_chunks);
-    trk_rjson_u64(&j, "broken_streams", s->broken_streams);
-    trk_rjson_u64(&j, "bytes_lost", s->bytes_lost);
-    trk_rjson_u64(&j, "missing_chunks", s->missing_chunks);
-    trk_rjson_bool(&j, "ends_inside_chunk", s->ends_inside_chunk);
-    trk_rjson_u64(&j, "events", s->events);
-    trk_rjson_begin_object(&j, "by_allocator");
-    for (unsigned k = 1; k <= TRK_ALLOC_KIND_MAX; k++) {
-        const struct trk_alloc_stats *x = &s->by_allocator[k];
-        if (!x->allocations && !x->frees && !x->bytes)
-            continue;
-        trk_rjson_begin_object(&j, trk_alloc_kind_name(k));
-        trk_rjson_u64(&j, "allocations", x->allocations);
-        trk_rjson_u64(&j, "frees", x->frees);
-        trk_rjson_u64(&j, "bytes", x->bytes);
-        trk_rjson_end_object(&j);
-    }
-    trk_rjson_end_object(&j);
-    json_python(&j, s);
-    json_gpu(&j, s);
-    trk_rjson_end_object(&j);
-    trk_rjson_finish(&j);
-}
-
-int trk_cmd_stats(int argc, char **argv)
-{
-    bool json = false, gpu_only = false, no_more_options = false;
-    const char *file = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!no_more_options && strcmp(a, "--") == 0) {
-            no_more_options = true;
-        } else if (!no_more_options && strcmp(a, "--json") == 0) {
-            json = true;
-        } else if (!no_more_options && strcmp(a, "--no-progress") == 0) {
-            /* Accepted as every report accepts it: stats draws no bar. */
-        } else if (!no_more_options && strcmp(a, "--gpu") == 0) {
-            gpu_only = true;
-        } else if (!no_more_options && strcmp(a, "--device") == 0) {
-            uint64_t n;
-            if (i + 1 >= argc || trk_cli_parse_uint(argv[i + 1], 0, 1u << 20, &n) < 0) {
-                trk_cli_error("stats: --device needs a device ordinal (0, 1, ...)");
-                return TRK_EXIT_USAGE;
-            }
-            only_device = (int64_t)n;
-            gpu_only = true;
-            i++;
-        } else if (!no_more_options && (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)) {
-            trk_cli_usage(stdout);
-            return TRK_EXIT_OK;
-        } else if (!no_more_options && a[0] == '-' && a[1] != '\0') {
-            return trk_cli_bad_option(a);
-        } else if (file) {
-            trk_cli_error("stats: expected one capture file, got '%s' and '%s'", file, a);
-            return TRK_EXIT_USAGE;
-        } else {
-            file = a;
-        }
-    }
-    if (!file) {
-        trk_cli_error("stats: missing capture file (see 'tracker help')");
-        return TRK_EXIT_USAGE;
-    }
-
     struct trk_reader *r;
     char err[600];
     if (trk_reader_open(file, &r, err, sizeof(err)) < 0) {
@@ -465,12 +54,8 @@ int trk_cmd_stats(int argc, char **argv)
         trk_cli_error("%s", trk_reader_error(r));
     else if (rc < 0)
         trk_cli_error("%s: out of memory", file);
-    if (rc == 0) {
-        if (json)
-            print_json(&s, gpu_only);
-        else
-            print_table(file, &s, gpu_only);
-    }
+    else
+        trk_report_stats(stdout, file, &s, &st->so);
     trk_stats_free(&s);
     trk_reader_close(r);
     if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
@@ -478,4 +63,16 @@ int trk_cmd_stats(int argc, char **argv)
         return TRK_EXIT_FAIL;
     }
     return rc == 0 ? TRK_EXIT_OK : TRK_EXIT_FAIL;
+}
+
+int trk_cmd_stats(int argc, char **argv)
+{
+    struct stats st = {.device = DEVICE_UNSET};
+    struct trk_cli_args args;
+    int rc = trk_cli_parse(&trk_stats_cmd, (void *[]){&st}, argc, argv, &args);
+    if (rc >= 0)
+        return rc;
+    st.so.device = st.device == DEVICE_UNSET ? -1 : (int64_t)st.device;
+    st.so.gpu_only |= st.so.device >= 0;
+    return stats(&st, args.operands[0]);
 }

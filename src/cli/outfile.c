@@ -6,7 +6,8 @@
  * every report output shares with `tracker run`'s capture: a new name is
  * created exclusively, a symlink is never followed, and an existing name is
  * replaced only with -f and only when it is a regular file (or a symlink,
- * which is itself replaced). Must not: print anything but the one-line
+ * which is itself replaced), and a report's output is never the capture
+ * it reads; '-' is standard output. Must not: print anything but the one-line
  * error of a failed step.
  */
 #include <errno.h>
@@ -64,6 +65,44 @@ int trk_outfile_open(struct trk_outfile *o)
         }
     }
     return trk_outfile_open_tmp(o);
+}
+
+bool trk_outfile_is_capture(const char *path, const char *capture)
+{
+    struct stat a, b;
+    return stat(path, &a) == 0 && stat(capture, &b) == 0 && a.st_dev == b.st_dev &&
+           a.st_ino == b.st_ino;
+}
+
+int trk_outfile_open_report(struct trk_outfile *o, const char *capture, bool binary)
+{
+    if (strcmp(o->path, "-") == 0) {
+        if (binary && isatty(STDOUT_FILENO)) {
+            trk_cli_error("refusing to write binary data to a terminal (use -o FILE or a pipe)");
+            return -1;
+        }
+        o->f = stdout;
+        o->is_stdout = true;
+        return 0;
+    }
+    /* A report must never replace what it reads. */
+    if (trk_outfile_is_capture(o->path, capture)) {
+        trk_cli_error("refusing to overwrite the capture '%s' with the report", capture);
+        return -1;
+    }
+    return trk_outfile_open(o);
+}
+
+char *trk_outfile_default(const char *capture, const char *ext)
+{
+    size_t n = strlen(capture);
+    if (n > 4 && strcmp(capture + n - 4, ".bin") == 0)
+        n -= 4;
+    size_t len = n + strlen(ext) + 1;
+    char *s = malloc(len);
+    if (s)
+        snprintf(s, len, "%.*s%s", (int)n, capture, ext);
+    return s;
 }
 
 void trk_outfile_abort(struct trk_outfile *o)

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT
  *
  * report.h - the text and JSON reports behind `tracker summary`, `tree`,
- * `leaks` and `diff`: loading a capture set (readers, profiles,
- * symbolizers), the options those four commands share, and one entry point
- * per report. The command files only parse their own options and call in
- * here. Must not: exit, or print errors itself (they come back in err
+ * `leaks`, `diff` and `stats`: loading a capture set (readers, profiles,
+ * symbolizers), the options those commands share, and one entry point per
+ * report. The command files parse argv (src/cli: the option tables) and
+ * call in here. Must not: exit, or print errors itself (they come back in err
  * buffers; warnings and progress go through the callbacks in the options).
  */
 #ifndef TRK_REPORT_H
@@ -48,21 +48,6 @@ struct trk_report_opts {
 /* Resets o to the defaults. */
 void trk_report_opts_init(struct trk_report_opts *o);
 void trk_report_opts_free(struct trk_report_opts *o);
-
-/* Consumes argv[*i] (and its value, advancing *i) when it is an option every
- * report command takes. Returns 1 when consumed, 0 when it is not a shared
- * option, -1 on a bad value (one-line message in err). */
-int trk_report_parse_common(struct trk_report_opts *o, int argc, char **argv, int *i, char *err,
-                            size_t errlen);
-
-/* Value of "--name VALUE" or "--name=VALUE" at argv[*i] (advancing *i past
- * a separate value). Returns 1 and sets *val when argv[*i] is that option,
- * 0 when it is another, -1 when the value is missing (message in err). */
-int trk_report_opt_value(int argc, char **argv, int *i, const char *name, const char **val,
-                         char *err, size_t errlen);
-
-/* Help lines for the shared options. */
-extern const char trk_report_common_help[];
 
 /* The frame options (calltree.h) the report options ask for. */
 struct trk_frames_options trk_report_frames(const struct trk_report_opts *o);
@@ -155,6 +140,19 @@ int trk_report_leaks(const struct trk_report_set *s, const struct trk_report_opt
 int trk_report_diff(const struct trk_report_set *before, const struct trk_report_set *after,
                     const struct trk_report_opts *o, size_t rows, FILE *out, char *err,
                     size_t errlen);
+
+/* ---- Stats (stats_render.c) ------------------------------------------------ */
+
+struct trk_stats;
+struct trk_stats_report_opts {
+    bool json;
+    bool gpu_only;  /* --gpu, --device: the run's identity, then GPU figures only */
+    int64_t device; /* --device N; -1 = every device */
+};
+/* Writes the totals of the capture at file (the stats analysis s) as a
+ * table or, with o->json, one JSON object. */
+void trk_report_stats(FILE *f, const char *file, const struct trk_stats *s,
+                      const struct trk_stats_report_opts *o);
 
 /* ---- Suppressions (LeakSanitizer-style "leak:PATTERN" lines) -------------- */
 

@@ -1,0 +1,391 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * stats_render.c - the `tracker stats` report: the stats analysis
+ * (analysis/stats.h) as an aligned table (a section per GPU device when
+ * there was GPU memory, one for the Python interpreter) or as one JSON
+ * object. Owns both formats (the JSON keys are a contract with scripts and
+ * tests: "gpu" is agreed with the GPU integration tests). Must not: compute
+ * anything itself (src/analysis does), exit, or print errors.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "analysis/stats.h"
+#include "format/record.h"
+#include "report/report_internal.h"
+#include "report/report_json.h"
+
+/* "1.2 MiB (1,234,567 bytes)"; small values stay exact. */
+static const char *human(uint64_t v, char *buf, size_t len)
+{
+    char b[32], g[32];
+    if (v < 1024)
+        return trk_rfmt_bytes(v, buf, len);
+    snprintf(buf, len, "%s (%s bytes)", trk_rfmt_bytes(v, b, sizeof(b)),
+             trk_rfmt_grouped(v, g, sizeof(g)));
+    return buf;
+}
+
+static void print_warnings(FILE *f, const struct trk_stats *s)
+{
+    char g[32], g2[32];
+    if (s->truncated && s->ends_inside_chunk)
+        fprintf(f, "warning: the capture is truncated inside a chunk (a write was cut short: the "
+                   "disk was full, or the program is still running); totals cover what was "
+                   "written\n");
+    else if (s->truncated)
+        fprintf(f, "warning: the capture is truncated (the program was killed or is still "
+                   "running); totals cover what was written\n");
+    if (s->lost_events)
+        fprintf(f, "warning: %s events were lost by the writer\n",
+                trk_rfmt_grouped(s->lost_events, g, sizeof(g)));
+    if (s->checksum_failures)
+        fprintf(f, "warning: %s corrupt chunks were skipped (checksum mismatch)\n",
+                trk_rfmt_grouped(s->checksum_failures, g, sizeof(g)));
+    if (s->bad_chunks)
+        fprintf(f, "warning: %s unusable chunks were skipped\n",
+                trk_rfmt_grouped(s->bad_chunks, g, sizeof(g)));
+    if (s->broken_streams || s->bytes_lost)
+        fprintf(f, "warning: %s thread streams broke; %s bytes of records could not be decoded\n",
+                trk_rfmt_grouped(s->broken_streams, g, sizeof(g)),
+                trk_rfmt_grouped(s->bytes_lost, g2, sizeof(g2)));
+    if (s->inherited_missing)
+        fprintf(f, "warning: forked child, %s; frees of inherited blocks count as unmatched\n",
+                s->inherit_error);
+    if (s->missing_chunks)
+        fprintf(f,
+                "warning: %s chunk%s the writer wrote %s missing (the capture is damaged); "
+                "totals cover what is there\n",
+                trk_rfmt_grouped(s->missing_chunks, g, sizeof(g)),
+                s->missing_chunks == 1 ? "" : "s", s->missing_chunks == 1 ? "is" : "are");
+    if (s->truncated || s->lost_events || s->checksum_failures || s->bad_chunks ||
+        s->broken_streams || s->bytes_lost || s->inherited_missing || s->missing_chunks)
+        fprintf(f, "\n");
+}
+
+#define ROW "  %-20s %s\n"
+
+/* A device ordinal as a JSON key or a heading: "0", "-1" (unknown). */
+static const char *device_key(int32_t device, char *buf, size_t len)
+{
+    snprintf(buf, len, "%" PRId32, device);
+    return buf;
+}
+
+static bool kind_occurred(const struct trk_gpu_kind_stats *k)
+{
+    return k->allocations != 0;
+}
+
+/* --device N: only that device's GPU figures; -1 = every device. */
+static bool device_shown(const struct trk_stats_report_opts *o, const struct trk_gpu_stats *g)
+{
+    return o->device < 0 || g->device == o->device;
+}
+
+static void print_gpu_table(FILE *f, const struct trk_stats *s,
+                            const struct trk_stats_report_opts *o)
+{
+    char a[96], b[96], c[96], d[96];
+    for (size_t i = 0; i < s->ngpu; i++) {
+        const struct trk_gpu_stats *g = &s->gpu[i];
+        if (!device_shown(o, g))
+            continue;
+        if (g->device < 0)
+            fprintf(f,
+                    "\nGPU, device unknown (device memory: device, managed, async, VMM, array)\n");
+        else
+            fprintf(f, "\nGPU %" PRId32 " (device memory: device, managed, async, VMM, array)\n",
+                    g->device);
+        fprintf(f, ROW, "Allocations", trk_rfmt_grouped(g->allocations, a, sizeof(a)));
+        fprintf(f, ROW, "Frees", trk_rfmt_grouped(g->frees, a, sizeof(a)));
+        fprintf(f, ROW, "Bytes allocated", human(g->bytes_allocated, a, sizeof(a)));
+        fprintf(f, ROW, "Peak live", human(g->peak_bytes, a, sizeof(a)));
+        snprintf(c, sizeof(c), "%s in %s allocation%s", human(g->leaked_bytes, a, sizeof(a)),
+                 trk_rfmt_grouped(g->leaked_allocations, b, sizeof(b)),
+                 g->leaked_allocations == 1 ? "" : "s");
+        fprintf(f, ROW, "Leaked", c);
+        if (g->failed_allocations) {
+            snprintf(c, sizeof(c), "%s (%s requested)",
+                     trk_rfmt_grouped(g->failed_allocations, a, sizeof(a)),
+                     trk_rfmt_bytes(g->failed_bytes, b, sizeof(b)));
+            fprintf(f, ROW, "Failed allocations", c);
+        }
+        if (g->unmatched_frees)
+            fprintf(f, ROW, "Unmatched frees", trk_rfmt_grouped(g->unmatched_frees, a, sizeof(a)));
+        if (g->maps || g->unmaps) {
+            snprintf(c, sizeof(c), "%s maps, %s unmaps", trk_rfmt_grouped(g->maps, a, sizeof(a)),
+                     trk_rfmt_grouped(g->unmaps, b, sizeof(b)));
+            fprintf(f, ROW, "VMM mappings", c);
+        }
+        if (g->driver_samples) {
+            fprintf(f, ROW, "Driver-reported peak", human(g->driver_peak_bytes, a, sizeof(a)));
+            if (g->driver_total_bytes)
+                fprintf(f, ROW, "Device size", human(g->driver_total_bytes, a, sizeof(a)));
+        }
+        bool any = false;
+        for (unsigned k = 1; k <= TRK_GPU_KIND_MAX; k++) {
+            const struct trk_gpu_kind_stats *x = &g->by_kind[k];
+            if (!kind_occurred(x))
+                continue;
+            if (!any)
+                fprintf(f, "\n  %-20s %14s %12s %12s %12s\n", "By kind", "allocations", "bytes",
+                        "peak", "leaked");
+            any = true;
+            bool memory = k != TRK_GPU_VA_RESERVE && k != TRK_GPU_HOST_REGISTER;
+            fprintf(f, "  %-20s %14s %12s %12s %12s%s\n", trk_gpu_kind_name(k),
+                    trk_rfmt_grouped(x->allocations, a, sizeof(a)),
+                    trk_rfmt_bytes(x->bytes, b, sizeof(b)),
+                    memory ? trk_rfmt_bytes(x->peak_bytes, c, sizeof(c)) : "-",
+                    memory ? trk_rfmt_bytes(x->leaked_bytes, d, sizeof(d)) : "-",
+                    memory ? "" : "  (not memory)");
+        }
+    }
+}
+
+static void print_driver_host(FILE *f, const struct trk_stats *s)
+{
+    char a[96], b[96];
+    const struct trk_driver_host_stats *h = &s->gpu_driver_host;
+    if (!h->allocations && !h->mmap_peak_bytes)
+        return;
+    fprintf(f, "\nHost memory allocated by the GPU driver (inside GPU calls)\n");
+    fprintf(f, ROW, "Allocations", trk_rfmt_grouped(h->allocations, a, sizeof(a)));
+    fprintf(f, ROW, "Bytes allocated", human(h->bytes_allocated, a, sizeof(a)));
+    fprintf(f, ROW, "Peak live", human(h->peak_bytes, a, sizeof(a)));
+    fprintf(f, ROW, "Leaked", human(h->leaked_bytes, a, sizeof(a)));
+    if (h->mmap_peak_bytes) {
+        fprintf(f, ROW, "Peak mapped", human(h->mmap_peak_bytes, b, sizeof(b)));
+        fprintf(f, ROW, "Still mapped", human(h->mmap_leaked_bytes, b, sizeof(b)));
+    }
+}
+
+/* The agreed "gpu" object: device-memory figures per device, by_kind with
+ * the memory kinds that had an allocation. */
+static void json_gpu(struct trk_rjson *j, const struct trk_stats *s,
+                     const struct trk_stats_report_opts *o)
+{
+    char key[16];
+    trk_rjson_begin_object(j, "gpu");
+    for (size_t i = 0; i < s->ngpu; i++) {
+        const struct trk_gpu_stats *g = &s->gpu[i];
+        if (!device_shown(o, g))
+            continue;
+        trk_rjson_begin_object(j, device_key(g->device, key, sizeof(key)));
+        trk_rjson_u64(j, "allocations", g->allocations);
+        trk_rjson_u64(j, "frees", g->frees);
+        trk_rjson_u64(j, "bytes_allocated", g->bytes_allocated);
+        trk_rjson_u64(j, "peak_bytes", g->peak_bytes);
+        trk_rjson_u64(j, "leaked_bytes", g->leaked_bytes);
+        trk_rjson_u64(j, "leaked_allocations", g->leaked_allocations);
+        trk_rjson_u64(j, "failed_allocations", g->failed_allocations);
+        trk_rjson_u64(j, "driver_peak_bytes", g->driver_peak_bytes);
+        trk_rjson_begin_object(j, "by_kind");
+        for (unsigned k = TRK_GPU_DEVICE; k <= TRK_GPU_ARRAY; k++) {
+            const struct trk_gpu_kind_stats *x = &g->by_kind[k];
+            if (!kind_occurred(x))
+                continue;
+            trk_rjson_begin_object(j, trk_gpu_kind_name(k));
+            trk_rjson_u64(j, "allocations", x->allocations);
+            trk_rjson_u64(j, "bytes", x->bytes);
+            trk_rjson_u64(j, "peak_bytes", x->peak_bytes);
+            trk_rjson_u64(j, "leaked_bytes", x->leaked_bytes);
+            trk_rjson_end_object(j);
+        }
+        trk_rjson_end_object(j);
+        trk_rjson_end_object(j);
+    }
+    trk_rjson_end_object(j);
+    const struct trk_driver_host_stats *h = &s->gpu_driver_host;
+    trk_rjson_begin_object(j, "gpu_driver_host");
+    trk_rjson_u64(j, "allocations", h->allocations);
+    trk_rjson_u64(j, "bytes_allocated", h->bytes_allocated);
+    trk_rjson_u64(j, "peak_bytes", h->peak_bytes);
+    trk_rjson_u64(j, "leaked_bytes", h->leaked_bytes);
+    trk_rjson_u64(j, "mmap_peak_bytes", h->mmap_peak_bytes);
+    trk_rjson_u64(j, "mmap_leaked_bytes", h->mmap_leaked_bytes);
+    trk_rjson_end_object(j);
+}
+
+/* How the interpreter allocated and what the capture holds of it. */
+static const char *py_allocator_text(uint64_t flags)
+{
+    if (!(flags & TRK_PYF_PYMALLOC))
+        return "malloc (PYTHONMALLOC=malloc): every object is a heap block";
+    if (flags & TRK_PYF_ALLOCATORS)
+        return "pymalloc, every object recorded (--python-allocators)";
+    return "pymalloc: small objects live in 1 MiB arenas, recorded as mappings";
+}
+
+static void print_python(FILE *f, const struct trk_stats *s)
+{
+    char a[96], b[32];
+    if (!s->python && !s->leaks_at_script_end)
+        return;
+    fprintf(f, "\nPython\n");
+    if (s->python) {
+        fprintf(f, ROW, "Version", trk_python_version(s->python_version, b, sizeof(b)));
+        fprintf(f, ROW, "Stacks",
+                s->python_flags & TRK_PYF_NATIVE ? "hybrid: Python and native frames"
+                                                 : "Python frames only");
+        fprintf(f, ROW, "Object allocator", py_allocator_text(s->python_flags));
+    }
+    fprintf(f, ROW, "Imports", trk_rfmt_grouped(s->python_imports, a, sizeof(a)));
+    if (s->leaks_at_script_end) {
+        snprintf(a, sizeof(a), "at %.3f s: leaks are what was live then",
+                 (double)s->script_end_ns / 1e9);
+        fprintf(f, ROW, "Script ended", a);
+    }
+}
+
+/* "python": the interpreter, when the capture has one. */
+static void json_python(struct trk_rjson *j, const struct trk_stats *s)
+{
+    char v[32];
+    trk_rjson_string(j, "leaks_at", s->leaks_at_script_end ? "script_end" : "exit");
+    if (!s->python && !s->leaks_at_script_end)
+        return;
+    trk_rjson_begin_object(j, "python");
+    trk_rjson_string(j, "version",
+                     s->python ? trk_python_version(s->python_version, v, sizeof(v)) : NULL);
+    trk_rjson_u64(j, "version_hex", s->python_version);
+    trk_rjson_bool(j, "native_frames", (s->python_flags & TRK_PYF_NATIVE) != 0);
+    trk_rjson_bool(j, "python_allocators", (s->python_flags & TRK_PYF_ALLOCATORS) != 0);
+    trk_rjson_bool(j, "pymalloc", (s->python_flags & TRK_PYF_PYMALLOC) != 0);
+    trk_rjson_u64(j, "imports", s->python_imports);
+    if (s->leaks_at_script_end)
+        trk_rjson_double(j, "script_end_s", (double)s->script_end_ns / 1e9);
+    trk_rjson_end_object(j);
+}
+
+static void print_table(FILE *f, const char *file, const struct trk_stats *s,
+                        const struct trk_stats_report_opts *o)
+{
+    char a[96], b[96], c[96];
+    print_warnings(f, s);
+    fprintf(f, "%-22s %s\n", "Capture", file);
+    fprintf(f, "%-22s %s\n", "Command", s->command);
+    fprintf(f, "%-22s %" PRIu32 "\n", "PID", s->pid);
+    fprintf(f, "%-22s %.3f s\n", "Duration", s->duration_s);
+    fprintf(f, "%-22s %s\n", "Threads", trk_rfmt_grouped(s->threads, a, sizeof(a)));
+    if (o->gpu_only) {
+        bool any = false;
+        for (size_t i = 0; i < s->ngpu; i++)
+            any |= device_shown(o, &s->gpu[i]);
+        if (!any)
+            fprintf(f, "\nno GPU memory was recorded%s\n", o->device >= 0 ? " on that device" : "");
+        print_gpu_table(f, s, o);
+        print_driver_host(f, s);
+        return;
+    }
+    fprintf(f, "\nHeap (malloc family, requested sizes)\n");
+    fprintf(f, ROW, "Allocations", trk_rfmt_grouped(s->allocations, a, sizeof(a)));
+    fprintf(f, ROW, "Frees", trk_rfmt_grouped(s->frees, a, sizeof(a)));
+    fprintf(f, ROW, "Bytes allocated", human(s->bytes_allocated, a, sizeof(a)));
+    fprintf(f, ROW, "Peak live", human(s->peak_heap_bytes, a, sizeof(a)));
+    snprintf(c, sizeof(c), "%s in %s blocks", human(s->leaked_bytes, a, sizeof(a)),
+             trk_rfmt_grouped(s->leaked_allocations, b, sizeof(b)));
+    fprintf(f, ROW, s->leaks_at_script_end ? "Leaked (script end)" : "Leaked", c);
+    if (s->leaks_at_script_end) {
+        snprintf(c, sizeof(c), "%s in %s blocks", human(s->exit_leaked_bytes, a, sizeof(a)),
+                 trk_rfmt_grouped(s->exit_leaked_allocations, b, sizeof(b)));
+        fprintf(f, ROW, "Live at exit", c);
+    }
+    fprintf(f, ROW, "Unmatched frees", trk_rfmt_grouped(s->unmatched_frees, a, sizeof(a)));
+    fprintf(f, "\nAnonymous mappings (mmap family)\n");
+    fprintf(f, ROW, "Peak mapped", human(s->mmap_peak_bytes, a, sizeof(a)));
+    fprintf(f, ROW, "Still mapped", human(s->mmap_leaked_bytes, a, sizeof(a)));
+    fprintf(f, "\nResident memory (sampled)\n");
+    fprintf(f, ROW, "Peak RSS", human(s->rss_peak_bytes, a, sizeof(a)));
+    fprintf(f, ROW, "Peak anonymous", human(s->rss_anon_peak_bytes, a, sizeof(a)));
+    fprintf(f, ROW, "Peak file/shmem", human(s->rss_file_peak_bytes, a, sizeof(a)));
+
+    bool any = false;
+    for (unsigned k = 1; k <= TRK_ALLOC_KIND_MAX; k++) {
+        const struct trk_alloc_stats *x = &s->by_allocator[k];
+        if (!x->allocations && !x->frees && !x->bytes)
+            continue;
+        if (!any)
+            fprintf(f, "\n  %-20s %14s %14s %12s\n", "By allocator", "allocations", "frees",
+                    "bytes");
+        any = true;
+        fprintf(f, "  %-20s %14s %14s %12s\n", trk_alloc_kind_name(k),
+                trk_rfmt_grouped(x->allocations, a, sizeof(a)),
+                trk_rfmt_grouped(x->frees, b, sizeof(b)), trk_rfmt_bytes(x->bytes, c, sizeof(c)));
+    }
+    print_python(f, s);
+    print_gpu_table(f, s, o);
+    print_driver_host(f, s);
+}
+
+static void print_json(FILE *f, const struct trk_stats *s, const struct trk_stats_report_opts *o)
+{
+    struct trk_rjson j;
+    trk_rjson_init(&j, f);
+    trk_rjson_begin_object(&j, NULL);
+    trk_rjson_u64(&j, "pid", s->pid);
+    trk_rjson_string(&j, "command", s->command);
+    if (o->gpu_only) {
+        /* --gpu: the run's identity and integrity, then the GPU figures. */
+        trk_rjson_double(&j, "duration_s", s->duration_s);
+        trk_rjson_bool(&j, "truncated", s->truncated);
+        trk_rjson_u64(&j, "lost_events", s->lost_events);
+        json_gpu(&j, s, o);
+        trk_rjson_end_object(&j);
+        trk_rjson_finish(&j);
+        return;
+    }
+    trk_rjson_u64(&j, "allocations", s->allocations);
+    trk_rjson_u64(&j, "frees", s->frees);
+    trk_rjson_u64(&j, "bytes_allocated", s->bytes_allocated);
+    trk_rjson_u64(&j, "peak_heap_bytes", s->peak_heap_bytes);
+    trk_rjson_u64(&j, "leaked_bytes", s->leaked_bytes);
+    trk_rjson_u64(&j, "leaked_allocations", s->leaked_allocations);
+    trk_rjson_u64(&j, "exit_leaked_bytes", s->exit_leaked_bytes);
+    trk_rjson_u64(&j, "exit_leaked_allocations", s->exit_leaked_allocations);
+    trk_rjson_u64(&j, "unmatched_frees", s->unmatched_frees);
+    trk_rjson_u64(&j, "inherited_allocations", s->inherited_allocations);
+    trk_rjson_u64(&j, "inherited_bytes", s->inherited_bytes);
+    trk_rjson_bool(&j, "inherited_missing", s->inherited_missing);
+    trk_rjson_u64(&j, "mmap_peak_bytes", s->mmap_peak_bytes);
+    trk_rjson_u64(&j, "mmap_leaked_bytes", s->mmap_leaked_bytes);
+    trk_rjson_u64(&j, "rss_peak_bytes", s->rss_peak_bytes);
+    trk_rjson_u64(&j, "rss_anon_peak_bytes", s->rss_anon_peak_bytes);
+    trk_rjson_u64(&j, "rss_file_peak_bytes", s->rss_file_peak_bytes);
+    trk_rjson_u64(&j, "threads", s->threads);
+    trk_rjson_double(&j, "duration_s", s->duration_s);
+    trk_rjson_bool(&j, "truncated", s->truncated);
+    trk_rjson_u64(&j, "lost_events", s->lost_events);
+    trk_rjson_u64(&j, "checksum_failures", s->checksum_failures);
+    trk_rjson_u64(&j, "bad_chunks", s->bad_chunks);
+    trk_rjson_u64(&j, "broken_streams", s->broken_streams);
+    trk_rjson_u64(&j, "bytes_lost", s->bytes_lost);
+    trk_rjson_u64(&j, "missing_chunks", s->missing_chunks);
+    trk_rjson_bool(&j, "ends_inside_chunk", s->ends_inside_chunk);
+    trk_rjson_u64(&j, "events", s->events);
+    trk_rjson_begin_object(&j, "by_allocator");
+    for (unsigned k = 1; k <= TRK_ALLOC_KIND_MAX; k++) {
+        const struct trk_alloc_stats *x = &s->by_allocator[k];
+        if (!x->allocations && !x->frees && !x->bytes)
+            continue;
+        trk_rjson_begin_object(&j, trk_alloc_kind_name(k));
+        trk_rjson_u64(&j, "allocations", x->allocations);
+        trk_rjson_u64(&j, "frees", x->frees);
+        trk_rjson_u64(&j, "bytes", x->bytes);
+        trk_rjson_end_object(&j);
+    }
+    trk_rjson_end_object(&j);
+    json_python(&j, s);
+    json_gpu(&j, s, o);
+    trk_rjson_end_object(&j);
+    trk_rjson_finish(&j);
+}
+
+void trk_report_stats(FILE *f, const char *file, const struct trk_stats *s,
+                      const struct trk_stats_report_opts *o)
+{
+    if (o->json)
+        print_json(f, s, o);
+    else
+        print_table(f, file, s, o);
+}
