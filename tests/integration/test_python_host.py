@@ -27,7 +27,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import Skip, check, eq_all, le, main  # noqa: E402
-from pyutil import SYS_PY, tracker  # noqa: E402
+from pyutil import PROGS_SRC, SYS_PY, compiler, config_flags  # noqa: E402
 
 VARIANTS = [
     ("-X dev", ["-X", "dev"], {}),
@@ -96,6 +96,31 @@ def test_debug_allocators(env):
             if not st.get("python"):
                 bad.append("%s %s: capture has no Python information" % (py, label))
     check(not bad, "traced runs differ from plain:\n  " + "\n  ".join(bad))
+
+
+def test_embedder_runs_nothing(env):
+    """Py_Initialize + Py_FinalizeEx and nothing between: no audit event
+    after initialisation, so the hook leaves the list when finalisation
+    announces it clears the hooks; with the debug allocators too."""
+    if not os.access(SYS_PY, os.X_OK):
+        raise Skip("no %s" % SYS_PY)
+    d = env.tmpdir("embed")
+    exe = os.path.join(d, "embed_bare")
+    argv = ([compiler()] + config_flags(SYS_PY, "--cflags", "--embed") + ["-o", exe,
+            os.path.join(PROGS_SRC, "embed_bare.c")] + config_flags(SYS_PY, "--ldflags", "--embed"))
+    cp = run(argv, clean_env({}), d)
+    if cp.returncode != 0:
+        raise Skip("cannot build the embedding program (Debian: python3-dev): %s"
+                   % cp.stderr.decode(errors="replace")[-2000:])
+    bad = []
+    for pm in ("debug", "pymalloc", "malloc_debug"):
+        out = os.path.join(d, "%s.bin" % pm)
+        cp = run([env.tracker, "run", "-q", "-o", out, "-f", "--", exe],
+                 clean_env({"PYTHONMALLOC": pm}), d)
+        if cp.returncode != 0 or cp.stdout != b"done\n":
+            bad.append("PYTHONMALLOC=%s: exit %d, %r, %s" % (pm, cp.returncode, cp.stdout,
+                       cp.stderr.decode(errors="replace")[-300:]))
+    check(not bad, "\n  ".join(bad))
 
 
 def figures(env, py, code, extra_opts, cwd):
