@@ -265,7 +265,8 @@ static PyObject *thread_cls, *thread_descr; /* ours, to put back at the script's
 static PyObject *bootstrap_inner(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    PyObject *nm = trk_pyapi.Object_GetAttrString(self, "name");
+    PyObject *nm = imp_name ? trk_pyapi.Object_GetAttr(self, imp_name)
+                            : trk_pyapi.Object_GetAttrString(self, "name");
     if (nm) {
         char name[TRK_THREAD_NAME_MAX];
         size_t n = trk_py_str(nm, name, sizeof(name) - 1);
