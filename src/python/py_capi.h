@@ -86,6 +86,7 @@ struct trk_py_api {
     PyObject *(*Import_GetModuleDict)(void);
     PyObject *(*Object_GetAttrString)(PyObject *, const char *);
     PyObject *(*Object_GetAttr)(PyObject *, PyObject *);
+    int (*Object_SetAttr)(PyObject *, PyObject *, PyObject *);
     PyObject *(*CallIter_New)(PyObject *, PyObject *);
     PyObject *(*Unicode_InternFromString)(const char *);
     int (*Object_SetAttrString)(PyObject *, const char *, PyObject *);

@@ -143,11 +143,15 @@ static void free_entry(void)
 
 /* ---- Our own work ---------------------------------------------------------------- */
 
-/* Our calls into Python are the tracker's, not the program's: they run
- * under the internal guard (nothing recorded), with the collector off, so
- * that none of the program's garbage is freed unseen meanwhile, and what we
- * keep is never dropped (the program never frees what it never saw
- * allocated). Without PyGC_Disable (3.8, 3.9) they are recorded. */
+/* What we allocate in the interpreter is the tracker's, not the program's:
+ * those calls run under the internal guard (nothing recorded), with the
+ * collector off so that none of the program's garbage is freed unseen
+ * meanwhile, and what we keep is never dropped before we free it ourselves
+ * (the program never frees what it never saw allocated). Attribute lookups
+ * and assignments run outside the guard, by interned names, allocating
+ * nothing: the type attribute cache they go through drops the names of
+ * earlier lookups, the program's strings, whose frees must be recorded.
+ * Without PyGC_Disable (3.8, 3.9) everything is recorded. */
 struct own {
     int guard, gc;
 };
@@ -171,17 +175,55 @@ static void own_end(struct own o)
         trk_pyapi.GC_Enable();
 }
 
-/* getattr by an interned name. A name made from a C string is a new string
- * that the interpreter's type attribute cache keeps (3.11) and frees later,
- * a free of something the record never saw allocated; our names are
- * identifiers of loaded code, interned already. */
+static PyObject *own_name(const char *s)
+{
+    struct own o = own_begin();
+    PyObject *n = trk_pyapi.Unicode_InternFromString(s);
+    own_end(o);
+    return n;
+}
+
+static PyObject *own_cfunc(struct trk_py_methoddef *def, PyObject *self)
+{
+    struct own o = own_begin();
+    PyObject *f = trk_pyapi.CFunction_NewEx(def, self, NULL);
+    own_end(o);
+    return f;
+}
+
+/* f(a[, b, c]) for a C function or a Python function that looks nothing up. */
+static PyObject *own_call(PyObject *f, PyObject *a, PyObject *b, PyObject *c)
+{
+    struct own o = own_begin();
+    PyObject *r = trk_pyapi.Object_CallFunctionObjArgs(f, a, b, c, NULL);
+    own_end(o);
+    return r;
+}
+
+static void own_decref(PyObject *x)
+{
+    if (!x)
+        return;
+    struct own o = own_begin();
+    trk_pyapi.DecRef(x);
+    own_end(o);
+}
+
+/* Our names are identifiers of loaded code, interned already. */
 static PyObject *attr(PyObject *o, const char *name)
 {
-    PyObject *n = trk_pyapi.Unicode_InternFromString(name);
+    PyObject *n = own_name(name);
     PyObject *v = n ? trk_pyapi.Object_GetAttr(o, n) : NULL;
-    if (n)
-        trk_pyapi.DecRef(n);
+    own_decref(n);
     return v;
+}
+
+static int set_attr(PyObject *o, const char *name, PyObject *v)
+{
+    PyObject *n = own_name(name);
+    int rc = n ? trk_pyapi.Object_SetAttr(o, n, v) : -1;
+    own_decref(n);
+    return rc;
 }
 
 /* ---- Records ------------------------------------------------------------------ */
@@ -265,8 +307,7 @@ static PyObject *thread_cls, *thread_descr; /* ours, to put back at the script's
 static PyObject *bootstrap_inner(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    PyObject *nm = imp_name ? trk_pyapi.Object_GetAttr(self, imp_name)
-                            : trk_pyapi.Object_GetAttrString(self, "name");
+    PyObject *nm = imp_name ? trk_pyapi.Object_GetAttr(self, imp_name) : attr(self, "name");
     if (nm) {
         char name[TRK_THREAD_NAME_MAX];
         size_t n = trk_py_str(nm, name, sizeof(name) - 1);
@@ -292,8 +333,13 @@ static void patch_threading(PyObject *mod)
         return;
     PyObject *cls = attr(mod, "Thread");
     PyObject *orig = cls ? attr(cls, "_bootstrap_inner") : NULL;
-    PyObject *descr = orig ? trk_pyapi.Descr_NewMethod(cls, &bootstrap_inner_def) : NULL;
-    if (descr && trk_pyapi.Object_SetAttrString(cls, "_bootstrap_inner", descr) == 0) {
+    PyObject *descr = NULL;
+    if (orig) {
+        struct own o = own_begin();
+        descr = trk_pyapi.Descr_NewMethod(cls, &bootstrap_inner_def);
+        own_end(o);
+    }
+    if (descr && set_attr(cls, "_bootstrap_inner", descr) == 0) {
         orig_bootstrap_inner = orig; /* keeps the references */
         thread_descr = descr;
         thread_cls = cls;
@@ -301,8 +347,7 @@ static void patch_threading(PyObject *mod)
     }
     if (orig)
         trk_pyapi.DecRef(orig);
-    if (descr)
-        trk_pyapi.DecRef(descr);
+    own_decref(descr);
     if (cls)
         trk_pyapi.DecRef(cls);
     trk_pyapi.Err_Clear();
@@ -331,9 +376,7 @@ static PyObject *load_unlocked(PyObject *orig, PyObject *args)
     if (mod && threading) {
         PyObject *et, *ev, *etb;
         trk_pyapi.Err_Fetch(&et, &ev, &etb);
-        struct own o = own_begin();
         patch_threading(mod);
-        own_end(o);
         trk_pyapi.Err_Restore(et, ev, etb);
     }
     return mod;
@@ -397,15 +440,19 @@ static struct trk_py_methoddef check_def = {"_tracker_check", check_layout, TRK_
 static void run_check(PyObject *bootstrap)
 {
     PyObject *fl = bootstrap ? attr(bootstrap, "_handle_fromlist") : NULL;
-    PyObject *fn = fl ? trk_pyapi.CFunction_NewEx(&check_def, NULL, NULL) : NULL;
-    PyObject *it = fn ? trk_pyapi.CallIter_New(fn, trk_pyapi.None) : NULL;
-    PyObject *r =
-        it ? trk_pyapi.Object_CallFunctionObjArgs(fl, trk_pyapi.None, it, trk_pyapi.None, NULL)
-           : NULL;
-    PyObject *objs[] = {r, it, fn, fl};
-    for (size_t i = 0; i < 4; i++)
-        if (objs[i])
-            trk_pyapi.DecRef(objs[i]);
+    PyObject *fn = fl ? own_cfunc(&check_def, NULL) : NULL;
+    PyObject *it = NULL;
+    if (fn) {
+        struct own o = own_begin();
+        it = trk_pyapi.CallIter_New(fn, trk_pyapi.None);
+        own_end(o);
+    }
+    PyObject *r = it ? own_call(fl, trk_pyapi.None, it, trk_pyapi.None) : NULL;
+    own_decref(r);
+    own_decref(it);
+    own_decref(fn);
+    if (fl)
+        trk_pyapi.DecRef(fl);
     trk_pyapi.Err_Clear();
 }
 
@@ -418,7 +465,12 @@ static void run_check(PyObject *bootstrap)
  * definition (PyModuleDef.m_methods, at offset 64 since 3.5). */
 static PyObject *atexit_fn(PyObject *mods, const char *name)
 {
-    PyObject *m = mods ? trk_pyapi.Dict_GetItemString(mods, "atexit") : NULL;
+    PyObject *m = NULL;
+    if (mods) {
+        struct own o = own_begin(); /* a temporary key */
+        m = trk_pyapi.Dict_GetItemString(mods, "atexit");
+        own_end(o);
+    }
     if (m)
         return attr(m, name);
     PyObject *(*init)(void) = (PyObject * (*)(void)) dlsym(RTLD_DEFAULT, "PyInit_atexit");
@@ -434,7 +486,7 @@ static PyObject *atexit_fn(PyObject *mods, const char *name)
     struct trk_py_methoddef *md = def ? *(struct trk_py_methoddef **)((char *)def + 64) : NULL;
     for (; md && md->name; md++)
         if (strcmp(md->name, name) == 0)
-            return trk_pyapi.CFunction_NewEx(md, NULL, NULL);
+            return own_cfunc(md, NULL);
     return NULL;
 }
 
@@ -445,16 +497,14 @@ static void register_atexit(PyObject *mods)
 {
     PyObject *reg = atexit_fn(mods, "register");
     if (reg && !at_exit_fn)
-        at_exit_fn = trk_pyapi.CFunction_NewEx(&at_exit_def, NULL, NULL);
-    PyObject *r =
-        reg && at_exit_fn ? trk_pyapi.Object_CallFunctionObjArgs(reg, at_exit_fn, NULL) : NULL;
+        at_exit_fn = own_cfunc(&at_exit_def, NULL);
+    PyObject *r = reg && at_exit_fn ? own_call(reg, at_exit_fn, NULL, NULL) : NULL;
     if (r) {
-        trk_pyapi.DecRef(r);
+        own_decref(r);
         if (trk_pyapi.GC_Disable) /* our work unrecorded: see unwrap() */
             at_exit_unreg = atexit_fn(mods, "unregister");
     }
-    if (reg)
-        trk_pyapi.DecRef(reg);
+    own_decref(reg);
     trk_pyapi.Err_Clear();
 }
 
@@ -462,20 +512,24 @@ static void wrap_imports(PyObject *mods, PyObject *bs)
 {
     PyObject *orig = bs ? attr(bs, "_load_unlocked") : NULL;
     /* The wrapper owns orig as its self. */
-    PyObject *w = orig ? trk_pyapi.CFunction_NewEx(&load_unlocked_def, orig, NULL) : NULL;
-    if (w && trk_pyapi.Object_SetAttrString(bs, "_load_unlocked", w) == 0) {
+    PyObject *w = orig ? own_cfunc(&load_unlocked_def, orig) : NULL;
+    if (w && set_attr(bs, "_load_unlocked", w) == 0) {
         trk_pyapi.IncRef(bs);
         imp_module = bs;
         imp_orig = orig;
         imp_wrapper = w;
-        imp_name = trk_pyapi.Unicode_InternFromString("name");
+        imp_name = own_name("name");
     } else {
-        if (w)
-            trk_pyapi.DecRef(w);
+        own_decref(w);
         if (orig)
             trk_pyapi.DecRef(orig);
     }
-    PyObject *th = mods ? trk_pyapi.Dict_GetItemString(mods, "threading") : NULL;
+    PyObject *th = NULL;
+    if (mods) {
+        struct own o = own_begin(); /* a temporary key */
+        th = trk_pyapi.Dict_GetItemString(mods, "threading");
+        own_end(o);
+    }
     if (th)
         patch_threading(th);
     trk_pyapi.Err_Clear();
@@ -489,49 +543,46 @@ static void wrap_imports(PyObject *mods, PyObject *bs)
  * go. */
 static void unwrap(void)
 {
-    struct own o = own_begin();
-    if (o.gc < 0)
-        return; /* our objects were recorded: leave them to the program */
     PyObject *et, *ev, *etb;
     trk_pyapi.Err_Fetch(&et, &ev, &etb);
     if (imp_wrapper) {
-        trk_pyapi.Object_SetAttrString(imp_module, "_load_unlocked", imp_orig);
-        trk_pyapi.DecRef(imp_wrapper);
+        set_attr(imp_module, "_load_unlocked", imp_orig);
+        own_decref(imp_wrapper);
         trk_pyapi.DecRef(imp_orig);
         trk_pyapi.DecRef(imp_module);
-        if (imp_name)
-            trk_pyapi.DecRef(imp_name);
+        own_decref(imp_name);
         imp_wrapper = imp_orig = imp_module = imp_name = NULL;
     }
     /* atexit allocated our entry while we were unrecorded: it goes now,
      * unrecorded too, not after the callbacks (3.10+ lets a callback
      * unregister itself). */
     if (at_exit_unreg) {
-        PyObject *r = trk_pyapi.Object_CallFunctionObjArgs(at_exit_unreg, at_exit_fn, NULL);
-        if (r)
-            trk_pyapi.DecRef(r);
-        trk_pyapi.DecRef(at_exit_unreg);
+        own_decref(own_call(at_exit_unreg, at_exit_fn, NULL, NULL));
+        own_decref(at_exit_unreg);
         at_exit_unreg = NULL;
     }
     if (thread_descr) {
-        trk_pyapi.Object_SetAttrString(thread_cls, "_bootstrap_inner", orig_bootstrap_inner);
-        trk_pyapi.DecRef(thread_descr);
+        set_attr(thread_cls, "_bootstrap_inner", orig_bootstrap_inner);
+        own_decref(thread_descr);
         trk_pyapi.DecRef(thread_cls);
         trk_pyapi.DecRef(orig_bootstrap_inner); /* the class holds it again */
         thread_descr = thread_cls = NULL;
     }
     trk_pyapi.Err_Clear();
     trk_pyapi.Err_Restore(et, ev, etb);
-    own_end(o);
 }
 
 static void setup(void)
 {
-    struct own o = own_begin();
     PyObject *et, *ev, *etb;
     trk_pyapi.Err_Fetch(&et, &ev, &etb);
     PyObject *mods = trk_pyapi.Import_GetModuleDict();
-    PyObject *bs = mods ? trk_pyapi.Dict_GetItemString(mods, "_frozen_importlib") : NULL;
+    PyObject *bs = NULL;
+    if (mods) {
+        struct own o = own_begin(); /* a temporary key */
+        bs = trk_pyapi.Dict_GetItemString(mods, "_frozen_importlib");
+        own_end(o);
+    }
     if (trk_cfg.python != TRK_PY_OFF) {
         run_check(bs);
         if (layout_ok)
@@ -542,7 +593,6 @@ static void setup(void)
     register_atexit(mods);
     wrap_imports(mods, bs);
     trk_pyapi.Err_Restore(et, ev, etb);
-    own_end(o);
     struct trk_thread *t = trk_enter();
     if (t) {
         trk_py_emit_info(t);
@@ -615,6 +665,7 @@ static int resolve_api(void)
     NEED(Import_GetModuleDict, "PyImport_GetModuleDict");
     NEED(Object_GetAttrString, "PyObject_GetAttrString");
     NEED(Object_GetAttr, "PyObject_GetAttr");
+    NEED(Object_SetAttr, "PyObject_SetAttr");
     NEED(CallIter_New, "PyCallIter_New");
     NEED(Unicode_InternFromString, "PyUnicode_InternFromString");
     NEED(Object_SetAttrString, "PyObject_SetAttrString");

@@ -12,8 +12,9 @@ output, under /usr/bin/python3 and the python3 on PATH (pyenv's).
 
 Item 17: with PYTHONMALLOC=malloc every object is a malloc, so the program's
 figures with Python support must be the figures with --no-python (which adds
-no hook and calls no Python), exactly at exit (our references no longer keep
-the program's objects alive through its teardown), with no unmatched free
+no hook and calls no Python) at exit (our references no longer keep the
+program's objects alive through its teardown; see the tolerance below), with
+no unmatched free
 (nothing we allocated unrecorded is freed by the program), and with what
 the script does after start-up costing nothing extra: the only difference
 left is CPython building audit-event arguments during its initialisation,
@@ -143,11 +144,17 @@ def test_own_work_not_recorded(env):
             py_on = figures(env, py, code, [], cwd)
             off = figures(env, py, code, ["--no-python"], cwd)
             check(py_on.get("python"), "%s: no Python information in the capture" % py)
-            eq_all([(py_on["exit_leaked_allocations"], off["exit_leaked_allocations"],
-                     "%s -c %r: blocks live at exit, Python support vs --no-python" % (py, code)),
-                    (py_on["exit_leaked_bytes"], off["exit_leaked_bytes"],
-                     "%s -c %r: bytes live at exit" % (py, code)),
-                    (py_on["unmatched_frees"], 0, "%s -c %r: unmatched frees" % (py, code))])
+            eq_all([(py_on["unmatched_frees"], 0, "%s -c %r: unmatched frees" % (py, code))])
+            # Exactly equal in most runs; about one run in fifteen, one
+            # block live at exit is up to a few hundred bytes larger (or
+            # one more) with Python support: the interpreter's address-
+            # dependent caches (the type attribute cache is indexed by
+            # object addresses) see a different heap. Before the fix the
+            # difference was thousands of blocks.
+            le(abs(py_on["exit_leaked_allocations"] - off["exit_leaked_allocations"]), 1,
+               "%s -c %r: blocks live at exit, Python support vs --no-python" % (py, code))
+            le(abs(py_on["exit_leaked_bytes"] - off["exit_leaked_bytes"]), 512,
+               "%s -c %r: bytes live at exit, Python support vs --no-python" % (py, code))
             extra[code] = (py_on["allocations"] - off["allocations"],
                            py_on["bytes_allocated"] - off["bytes_allocated"])
             print("    %s -c %r: +%d allocations, +%d bytes with Python support"
