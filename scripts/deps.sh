@@ -5,6 +5,7 @@ set -e
 # npm only when none is on PATH: NodeSource's nodejs bundles it and conflicts with Debian's.
 PKGS="meson ninja-build pkg-config gcc g++ libunwind-dev liblz4-dev libjemalloc-dev libgoogle-perftools-dev \
 libcmocka-dev libdw-dev libelf-dev zlib1g-dev python3 python3-dev python3-numpy valgrind perl \
+libpython3.11-testsuite strace \
 golang-go chromium nodejs clang-format\
 $(command -v npm >/dev/null 2>&1 || echo ' npm')"
 # python3-torch is large (about 1 GB installed); its test skips without it.

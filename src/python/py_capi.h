@@ -38,10 +38,9 @@ struct trk_py_memalloc {
     void *(*realloc)(void *ctx, void *ptr, size_t new_size);
     void (*free)(void *ctx, void *ptr);
 };
+#define TRK_PYMEM_DOMAIN_RAW 0
 #define TRK_PYMEM_DOMAIN_MEM 1
 #define TRK_PYMEM_DOMAIN_OBJ 2
-
-#define TRK_PY_EVAL_INPUT 258
 
 /* How frames are chained, by minor version. */
 enum trk_py_style {
@@ -80,21 +79,23 @@ struct trk_py_api {
     void (*Mem_GetAllocator)(int domain, struct trk_py_memalloc *);
     void (*Mem_SetAllocator)(int domain, struct trk_py_memalloc *);
     PyObject *(*Eval_GetFrame)(void);
-    PyObject *(*Eval_GetBuiltins)(void);
     PyObject *(*Frame_GetCode)(PyObject *); /* 3.9+, NULL on 3.8 */
+    int (*GC_Disable)(void);                /* 3.10+, NULL before */
+    int (*GC_Enable)(void);
     PyObject *(*Import_ImportModule)(const char *);
     PyObject *(*Import_GetModuleDict)(void);
     PyObject *(*Object_GetAttrString)(PyObject *, const char *);
+    PyObject *(*Object_GetAttr)(PyObject *, PyObject *);
+    int (*Object_SetAttr)(PyObject *, PyObject *, PyObject *);
+    PyObject *(*CallIter_New)(PyObject *, PyObject *);
+    PyObject *(*Unicode_InternFromString)(const char *);
     int (*Object_SetAttrString)(PyObject *, const char *, PyObject *);
     PyObject *(*Object_Call)(PyObject *, PyObject *, PyObject *);
     PyObject *(*Object_CallFunctionObjArgs)(PyObject *, ...);
     PyObject *(*CFunction_NewEx)(struct trk_py_methoddef *, PyObject *, PyObject *);
     PyObject *(*Descr_NewMethod)(PyObject *type, struct trk_py_methoddef *);
-    PyObject *(*Dict_New)(void);
     PyObject *(*Dict_GetItemString)(PyObject *, const char *);
-    int (*Dict_SetItemString)(PyObject *, const char *, PyObject *);
     PyObject *(*Tuple_GetItem)(PyObject *, ptrdiff_t);
-    PyObject *(*Run_StringFlags)(const char *, int, PyObject *, PyObject *, void *);
     void (*Err_Fetch)(PyObject **, PyObject **, PyObject **);
     void (*Err_Restore)(PyObject *, PyObject *, PyObject *);
     void (*Err_Clear)(void);

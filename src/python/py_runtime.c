@@ -8,9 +8,13 @@
  * audit hook, which CPython allows before Py_Initialize. The first audit
  * event after initialisation arrives with the GIL held, from the
  * interpreter's own thread: that is where everything that calls into Python
- * happens, once. Nothing here runs inside an allocation hook. Must not: take
- * the GIL itself, leave a Python exception behind, or keep going on an
- * interpreter whose frame layout did not check out.
+ * happens, once; then the hook takes itself out of the interpreter's list
+ * (see "The audit hook's list entry"). Nothing here runs inside an
+ * allocation hook. Must not: take the GIL itself, leave a Python exception
+ * behind, keep going on an interpreter whose frame layout did not check out,
+ * or record its own work as the program's (it runs under the internal
+ * guard, and does as little as it can: the program's allocator state is
+ * shared).
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -24,7 +28,8 @@ struct trk_py_api trk_pyapi;
 struct trk_py_layout trk_pylay;
 uint64_t trk_py_version;
 
-static int installed;   /* audit hook added */
+static int installed; /* audit hook added */
+static int audit_hook(const char *event, PyObject *args, void *ud);
 static int setup_state; /* 0: waiting for the interpreter, 1: done (GIL-protected) */
 static int in_setup;
 static int allocators_on;
@@ -33,6 +38,192 @@ static void notice(const char *a, const char *b)
 {
     if (!trk_cfg.quiet)
         trk_log(a, b, NULL);
+}
+
+/* ---- The audit hook's list entry ------------------------------------------------ */
+
+/* PySys_AddAuditHook allocates the hook's entry {next, hook, userData} with
+ * PyMem_RawMalloc, and Py_Finalize frees it with PyMem_RawFree. We add the
+ * hook in the preload constructor, before the interpreter sets up its
+ * allocators: with -X dev or PYTHONMALLOC=debug the free goes through the
+ * debug hooks, which abort on a block they did not allocate ("bad ID").
+ * Once set-up is done the hook has nothing left to do, and an interpreter
+ * with a hook builds the arguments of every audit event (a copy of every
+ * .pyc it unmarshals): so set-up unlinks the entry from the runtime's list,
+ * and it is freed with the allocator that allocated it. The entry is
+ * allocated under the internal guard: it is the tracker's, not the
+ * program's. */
+static struct trk_py_memalloc entry_alloc; /* the raw allocator at registration */
+static void *entry;                        /* our entry, while in the list */
+static void **entry_slot;                  /* the runtime's list head, pointing at it */
+static void *entry_garbage;                /* unlinked, to free outside the hook */
+
+static void *entry_malloc(void *ctx, size_t n)
+{
+    (void)ctx;
+    void *p = entry_alloc.malloc(entry_alloc.ctx, n);
+    if (!entry)
+        entry = p;
+    return p;
+}
+static void *entry_calloc(void *ctx, size_t n, size_t sz)
+{
+    (void)ctx;
+    return entry_alloc.calloc(entry_alloc.ctx, n, sz);
+}
+static void *entry_realloc(void *ctx, void *p, size_t n)
+{
+    (void)ctx;
+    return entry_alloc.realloc(entry_alloc.ctx, p, n);
+}
+static void entry_free(void *ctx, void *p)
+{
+    (void)ctx;
+    entry_alloc.free(entry_alloc.ctx, p);
+}
+
+/* The list head is a field of _PyRuntime whose offset changes between
+ * versions: the one pointer-sized slot that holds our entry, right after we
+ * added the first hook, is it. Not found (another hook came first): the
+ * entry stays in the list, as CPython intends. */
+static void add_hook(void)
+{
+    struct trk_py_memalloc w = {NULL, entry_malloc, entry_calloc, entry_realloc, entry_free};
+    trk_pyapi.Mem_GetAllocator(TRK_PYMEM_DOMAIN_RAW, &entry_alloc);
+    trk_pyapi.Mem_SetAllocator(TRK_PYMEM_DOMAIN_RAW, &w);
+    int rc = trk_pyapi.Sys_AddAuditHook(audit_hook, NULL);
+    trk_pyapi.Mem_SetAllocator(TRK_PYMEM_DOMAIN_RAW, &entry_alloc);
+    void **e = entry;
+    void *rt = dlsym(RTLD_DEFAULT, "_PyRuntime");
+    Dl_info info;
+    const ElfW(Sym) *es = NULL;
+    if (rc != 0 || !e || e[1] != (void *)audit_hook || !rt || ((uintptr_t)rt & 7) ||
+        !dladdr1(rt, &info, (void **)&es, RTLD_DL_SYMENT) || !es) {
+        entry = NULL;
+        return;
+    }
+    void **s = rt, **found = NULL;
+    for (size_t i = 0; i < es->st_size / sizeof(void *); i++) {
+        if (s[i] == e) {
+            if (found) {
+                entry = NULL;
+                return;
+            }
+            found = &s[i];
+        }
+    }
+    entry_slot = found;
+    if (!found)
+        entry = NULL;
+}
+
+/* GIL held, from within the hook: the caller goes on to read the entry's
+ * next, so it is freed later (free_entry). */
+static void unlink_entry(void)
+{
+    void **e = entry;
+    if (!e || *entry_slot != e || e[1] != (void *)audit_hook)
+        return;
+    *entry_slot = e[0];
+    entry = NULL;
+    entry_garbage = e;
+}
+
+static void free_entry(void)
+{
+    void *e = entry_garbage;
+    if (!e)
+        return;
+    entry_garbage = NULL;
+    int g = trk_tl_guard;
+    trk_tl_guard = TRK_GUARD_INTERNAL;
+    entry_alloc.free(entry_alloc.ctx, e);
+    trk_tl_guard = g;
+}
+
+/* ---- Our own work ---------------------------------------------------------------- */
+
+/* What we allocate in the interpreter is the tracker's, not the program's:
+ * those calls run under the internal guard (nothing recorded), with the
+ * collector off so that none of the program's garbage is freed unseen
+ * meanwhile, and what we keep is never dropped before we free it ourselves
+ * (the program never frees what it never saw allocated). Attribute lookups
+ * and assignments run outside the guard, by interned names, allocating
+ * nothing: the type attribute cache they go through drops the names of
+ * earlier lookups, the program's strings, whose frees must be recorded.
+ * Without PyGC_Disable (3.8, 3.9) everything is recorded. */
+struct own {
+    int guard, gc;
+};
+
+static struct own own_begin(void)
+{
+    struct own o = {trk_tl_guard, -1};
+    if (!trk_pyapi.GC_Disable)
+        return o;
+    o.gc = trk_pyapi.GC_Disable();
+    trk_tl_guard = TRK_GUARD_INTERNAL;
+    return o;
+}
+
+static void own_end(struct own o)
+{
+    if (o.gc < 0)
+        return;
+    trk_tl_guard = o.guard;
+    if (o.gc)
+        trk_pyapi.GC_Enable();
+}
+
+static PyObject *own_name(const char *s)
+{
+    struct own o = own_begin();
+    PyObject *n = trk_pyapi.Unicode_InternFromString(s);
+    own_end(o);
+    return n;
+}
+
+static PyObject *own_cfunc(struct trk_py_methoddef *def, PyObject *self)
+{
+    struct own o = own_begin();
+    PyObject *f = trk_pyapi.CFunction_NewEx(def, self, NULL);
+    own_end(o);
+    return f;
+}
+
+/* f(a[, b, c]) for a C function or a Python function that looks nothing up. */
+static PyObject *own_call(PyObject *f, PyObject *a, PyObject *b, PyObject *c)
+{
+    struct own o = own_begin();
+    PyObject *r = trk_pyapi.Object_CallFunctionObjArgs(f, a, b, c, NULL);
+    own_end(o);
+    return r;
+}
+
+static void own_decref(PyObject *x)
+{
+    if (!x)
+        return;
+    struct own o = own_begin();
+    trk_pyapi.DecRef(x);
+    own_end(o);
+}
+
+/* Our names are identifiers of loaded code, interned already. */
+static PyObject *attr(PyObject *o, const char *name)
+{
+    PyObject *n = own_name(name);
+    PyObject *v = n ? trk_pyapi.Object_GetAttr(o, n) : NULL;
+    own_decref(n);
+    return v;
+}
+
+static int set_attr(PyObject *o, const char *name, PyObject *v)
+{
+    PyObject *n = own_name(name);
+    int rc = n ? trk_pyapi.Object_SetAttr(o, n, v) : -1;
+    own_decref(n);
+    return rc;
 }
 
 /* ---- Records ------------------------------------------------------------------ */
@@ -88,19 +279,27 @@ static PyObject *none_ref(void)
 
 /* atexit: the script's code is done; what follows is teardown. Its frees
  * are still recorded, its frames no longer read (thread states die). */
+static void unwrap(void);
+
 static PyObject *at_exit(PyObject *self, PyObject *unused)
 {
     (void)self;
     (void)unused;
     emit_simple(TRK_REC_PY_MARK, TRK_PY_MARK_SCRIPT_END);
     atomic_store(&trk_stack_provider, NULL);
+    free_entry();
+    unwrap();
     return none_ref();
 }
 
 static struct trk_py_methoddef at_exit_def = {"_tracker_script_end", at_exit, TRK_METH_NOARGS,
                                               NULL};
 
+/* The import wrapper's: "name" interned, and what unwrap() puts back. */
+static PyObject *imp_module, *imp_orig, *imp_wrapper, *imp_name;
+
 static PyObject *orig_bootstrap_inner;
+static PyObject *thread_cls, *thread_descr; /* ours, to put back at the script's end */
 
 /* threading.Thread._bootstrap_inner runs first in every new thread: name the
  * thread for the reports, then carry on. A C method, so that no frame of
@@ -108,7 +307,7 @@ static PyObject *orig_bootstrap_inner;
 static PyObject *bootstrap_inner(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    PyObject *nm = trk_pyapi.Object_GetAttrString(self, "name");
+    PyObject *nm = imp_name ? trk_pyapi.Object_GetAttr(self, imp_name) : attr(self, "name");
     if (nm) {
         char name[TRK_THREAD_NAME_MAX];
         size_t n = trk_py_str(nm, name, sizeof(name) - 1);
@@ -132,15 +331,23 @@ static void patch_threading(PyObject *mod)
 {
     if (orig_bootstrap_inner)
         return;
-    PyObject *cls = trk_pyapi.Object_GetAttrString(mod, "Thread");
-    PyObject *orig = cls ? trk_pyapi.Object_GetAttrString(cls, "_bootstrap_inner") : NULL;
-    PyObject *descr = orig ? trk_pyapi.Descr_NewMethod(cls, &bootstrap_inner_def) : NULL;
-    if (descr && trk_pyapi.Object_SetAttrString(cls, "_bootstrap_inner", descr) == 0)
-        orig_bootstrap_inner = orig; /* keeps the reference */
-    else if (orig)
+    PyObject *cls = attr(mod, "Thread");
+    PyObject *orig = cls ? attr(cls, "_bootstrap_inner") : NULL;
+    PyObject *descr = NULL;
+    if (orig) {
+        struct own o = own_begin();
+        descr = trk_pyapi.Descr_NewMethod(cls, &bootstrap_inner_def);
+        own_end(o);
+    }
+    if (descr && set_attr(cls, "_bootstrap_inner", descr) == 0) {
+        orig_bootstrap_inner = orig; /* keeps the references */
+        thread_descr = descr;
+        thread_cls = cls;
+        return;
+    }
+    if (orig)
         trk_pyapi.DecRef(orig);
-    if (descr)
-        trk_pyapi.DecRef(descr);
+    own_decref(descr);
     if (cls)
         trk_pyapi.DecRef(cls);
     trk_pyapi.Err_Clear();
@@ -154,7 +361,7 @@ static PyObject *load_unlocked(PyObject *orig, PyObject *args)
     static char name[TRK_PY_STR_MAX]; /* GIL-protected; copied into the record at once */
     size_t n = 0;
     PyObject *spec = trk_pyapi.Tuple_GetItem(args, 0);
-    PyObject *nm = spec ? trk_pyapi.Object_GetAttrString(spec, "name") : NULL;
+    PyObject *nm = spec && imp_name ? trk_pyapi.Object_GetAttr(spec, imp_name) : NULL;
     if (nm) {
         n = trk_py_str(nm, name, sizeof(name));
         trk_pyapi.DecRef(nm);
@@ -189,8 +396,14 @@ static int str_is(const PyObject *s, const char *want)
     return n == strlen(want) && memcmp(buf, want, n) == 0;
 }
 
-/* Called from `_tracker_check()` evaluated as "<string>": our own reading
- * of the frame chain must agree with the interpreter's answer. */
+/* Called from a frame of importlib's `_handle_fromlist(module, fromlist,
+ * import_)`, a Python function every interpreter has loaded, whose first
+ * statement is `for x in fromlist`: given iter(check, None) as fromlist, it
+ * calls us from its own frame. Our own reading of the frame chain must agree
+ * with the interpreter's answer. An existing function, rather than code we
+ * compile, costs the program no allocation and touches none of its state
+ * (interned strings, code caches); one without *args or **kwargs creates no
+ * dict or tuple (their free lists would hand ours to the program). */
 static PyObject *check_layout(PyObject *self, PyObject *unused)
 {
     (void)self;
@@ -214,78 +427,171 @@ static PyObject *check_layout(PyObject *self, PyObject *unused)
         ok = ok && basic == L->co_code;
     }
     ok = ok && code && *(const void *const *)((const char *)code + 8) == trk_pyapi.Code_Type;
-    ok = ok && str_is(*(const PyObject *const *)((const char *)code + L->co_name), "<module>");
-    ok = ok && str_is(*(const PyObject *const *)((const char *)code + L->co_filename), "<string>");
+    ok = ok &&
+         str_is(*(const PyObject *const *)((const char *)code + L->co_name), "_handle_fromlist");
+    ok = ok && str_is(*(const PyObject *const *)((const char *)code + L->co_filename),
+                      "<frozen importlib._bootstrap>");
     layout_ok = ok;
     return none_ref();
 }
 
 static struct trk_py_methoddef check_def = {"_tracker_check", check_layout, TRK_METH_NOARGS, NULL};
 
-static void run_check(void)
+static void run_check(PyObject *bootstrap)
 {
-    PyObject *g = trk_pyapi.Dict_New();
-    PyObject *fn = trk_pyapi.CFunction_NewEx(&check_def, NULL, NULL);
-    if (g && fn && trk_pyapi.Dict_SetItemString(g, "_tracker_check", fn) == 0 &&
-        trk_pyapi.Dict_SetItemString(g, "__builtins__", trk_pyapi.Eval_GetBuiltins()) == 0) {
-        PyObject *r = trk_pyapi.Run_StringFlags("_tracker_check()", TRK_PY_EVAL_INPUT, g, g, NULL);
-        if (r)
-            trk_pyapi.DecRef(r);
+    PyObject *fl = bootstrap ? attr(bootstrap, "_handle_fromlist") : NULL;
+    PyObject *fn = fl ? own_cfunc(&check_def, NULL) : NULL;
+    PyObject *it = NULL;
+    if (fn) {
+        struct own o = own_begin();
+        it = trk_pyapi.CallIter_New(fn, trk_pyapi.None);
+        own_end(o);
     }
-    if (fn)
-        trk_pyapi.DecRef(fn);
-    if (g)
-        trk_pyapi.DecRef(g);
+    PyObject *r = it ? own_call(fl, trk_pyapi.None, it, trk_pyapi.None) : NULL;
+    own_decref(r);
+    own_decref(it);
+    own_decref(fn);
+    if (fl)
+        trk_pyapi.DecRef(fl);
     trk_pyapi.Err_Clear();
 }
 
 /* ---- Set-up, on the first audit event of a running interpreter -------------------- */
 
-static void register_atexit(void)
+/* atexit.register and .unregister, without importing atexit when the
+ * program has not: an import is the program's state (sys.modules, module
+ * objects it frees at exit). Since 3.10 the module's functions keep their
+ * state in the interpreter, so they work unbound, straight from the module
+ * definition (PyModuleDef.m_methods, at offset 64 since 3.5). */
+static PyObject *atexit_fn(PyObject *mods, const char *name)
 {
-    PyObject *m = trk_pyapi.Import_ImportModule("atexit");
-    PyObject *reg = m ? trk_pyapi.Object_GetAttrString(m, "register") : NULL;
-    PyObject *fn = reg ? trk_pyapi.CFunction_NewEx(&at_exit_def, NULL, NULL) : NULL;
-    PyObject *r = fn ? trk_pyapi.Object_CallFunctionObjArgs(reg, fn, NULL) : NULL;
-    PyObject *objs[] = {r, fn, reg, m};
-    for (size_t i = 0; i < 4; i++)
-        if (objs[i])
-            trk_pyapi.DecRef(objs[i]);
+    PyObject *m = NULL;
+    if (mods) {
+        struct own o = own_begin(); /* a temporary key */
+        m = trk_pyapi.Dict_GetItemString(mods, "atexit");
+        own_end(o);
+    }
+    if (m)
+        return attr(m, name);
+    PyObject *(*init)(void) = (PyObject * (*)(void)) dlsym(RTLD_DEFAULT, "PyInit_atexit");
+    int minor = (int)((trk_py_version >> 16) & 0xFF);
+    if (minor < 10 || !init) {
+        m = trk_pyapi.Import_ImportModule("atexit");
+        PyObject *r = m ? attr(m, name) : NULL;
+        if (m)
+            trk_pyapi.DecRef(m);
+        return r;
+    }
+    PyObject *def = init();
+    struct trk_py_methoddef *md = def ? *(struct trk_py_methoddef **)((char *)def + 64) : NULL;
+    for (; md && md->name; md++)
+        if (strcmp(md->name, name) == 0)
+            return own_cfunc(md, NULL);
+    return NULL;
+}
+
+static PyObject *at_exit_fn;    /* ours for good: never freed by the program */
+static PyObject *at_exit_unreg; /* atexit.unregister, for at_exit */
+
+static void register_atexit(PyObject *mods)
+{
+    PyObject *reg = atexit_fn(mods, "register");
+    if (reg && !at_exit_fn)
+        at_exit_fn = own_cfunc(&at_exit_def, NULL);
+    PyObject *r = reg && at_exit_fn ? own_call(reg, at_exit_fn, NULL, NULL) : NULL;
+    if (r) {
+        own_decref(r);
+        if (trk_pyapi.GC_Disable) /* our work unrecorded: see unwrap() */
+            at_exit_unreg = atexit_fn(mods, "unregister");
+    }
+    own_decref(reg);
     trk_pyapi.Err_Clear();
 }
 
-static void wrap_imports(void)
+static void wrap_imports(PyObject *mods, PyObject *bs)
 {
-    PyObject *mods = trk_pyapi.Import_GetModuleDict();
-    PyObject *bs = mods ? trk_pyapi.Dict_GetItemString(mods, "_frozen_importlib") : NULL;
-    PyObject *orig = bs ? trk_pyapi.Object_GetAttrString(bs, "_load_unlocked") : NULL;
-    /* The wrapper owns orig as its self; it lives as long as the process. */
-    PyObject *w = orig ? trk_pyapi.CFunction_NewEx(&load_unlocked_def, orig, NULL) : NULL;
-    if (w) {
-        trk_pyapi.Object_SetAttrString(bs, "_load_unlocked", w);
-        trk_pyapi.DecRef(w);
+    PyObject *orig = bs ? attr(bs, "_load_unlocked") : NULL;
+    /* The wrapper owns orig as its self. */
+    PyObject *w = orig ? own_cfunc(&load_unlocked_def, orig) : NULL;
+    if (w && set_attr(bs, "_load_unlocked", w) == 0) {
+        trk_pyapi.IncRef(bs);
+        imp_module = bs;
+        imp_orig = orig;
+        imp_wrapper = w;
+        imp_name = own_name("name");
+    } else {
+        own_decref(w);
+        if (orig)
+            trk_pyapi.DecRef(orig);
     }
-    if (orig)
-        trk_pyapi.DecRef(orig);
-    PyObject *th = mods ? trk_pyapi.Dict_GetItemString(mods, "threading") : NULL;
+    PyObject *th = NULL;
+    if (mods) {
+        struct own o = own_begin(); /* a temporary key */
+        th = trk_pyapi.Dict_GetItemString(mods, "threading");
+        own_end(o);
+    }
     if (th)
         patch_threading(th);
     trk_pyapi.Err_Clear();
+}
+
+/* At the script's end (our atexit function): the interpreter gets its own
+ * functions back and we drop our references, so that its teardown frees
+ * what it frees untraced; our objects are freed here, unrecorded as they
+ * were allocated. Non-daemon threads have been joined by now, and daemon
+ * threads stop at the GIL before the class and orig_bootstrap_inner can
+ * go. */
+static void unwrap(void)
+{
+    PyObject *et, *ev, *etb;
+    trk_pyapi.Err_Fetch(&et, &ev, &etb);
+    if (imp_wrapper) {
+        set_attr(imp_module, "_load_unlocked", imp_orig);
+        own_decref(imp_wrapper);
+        trk_pyapi.DecRef(imp_orig);
+        trk_pyapi.DecRef(imp_module);
+        own_decref(imp_name);
+        imp_wrapper = imp_orig = imp_module = imp_name = NULL;
+    }
+    /* atexit allocated our entry while we were unrecorded: it goes now,
+     * unrecorded too, not after the callbacks (3.10+ lets a callback
+     * unregister itself). */
+    if (at_exit_unreg) {
+        own_decref(own_call(at_exit_unreg, at_exit_fn, NULL, NULL));
+        own_decref(at_exit_unreg);
+        at_exit_unreg = NULL;
+    }
+    if (thread_descr) {
+        set_attr(thread_cls, "_bootstrap_inner", orig_bootstrap_inner);
+        own_decref(thread_descr);
+        trk_pyapi.DecRef(thread_cls);
+        trk_pyapi.DecRef(orig_bootstrap_inner); /* the class holds it again */
+        thread_descr = thread_cls = NULL;
+    }
+    trk_pyapi.Err_Clear();
+    trk_pyapi.Err_Restore(et, ev, etb);
 }
 
 static void setup(void)
 {
     PyObject *et, *ev, *etb;
     trk_pyapi.Err_Fetch(&et, &ev, &etb);
+    PyObject *mods = trk_pyapi.Import_GetModuleDict();
+    PyObject *bs = NULL;
+    if (mods) {
+        struct own o = own_begin(); /* a temporary key */
+        bs = trk_pyapi.Dict_GetItemString(mods, "_frozen_importlib");
+        own_end(o);
+    }
     if (trk_cfg.python != TRK_PY_OFF) {
-        run_check();
+        run_check(bs);
         if (layout_ok)
             atomic_store(&trk_stack_provider, trk_py_stack);
         else
             notice("Python frame layout not recognised; recording native stacks only", NULL);
     }
-    register_atexit();
-    wrap_imports();
+    register_atexit(mods);
+    wrap_imports(mods, bs);
     trk_pyapi.Err_Restore(et, ev, etb);
     struct trk_thread *t = trk_enter();
     if (t) {
@@ -296,15 +602,26 @@ static void setup(void)
 
 static int audit_hook(const char *event, PyObject *args, void *ud)
 {
-    (void)event;
     (void)args;
     (void)ud;
-    if (TRK_LIKELY(setup_state) || in_setup || !trk_pyapi.IsInitialized())
+    if (TRK_LIKELY(setup_state) || in_setup)
         return 0;
-    if (!atomic_load(&trk_active) || trk_tl_guard)
+    if (!trk_pyapi.IsInitialized()) {
+        /* Finalising with no event since initialisation (an embedder's
+         * Py_Initialize + Py_Finalize): leave the list before it is freed
+         * with allocators that may not be the entry's. */
+        if (strcmp(event, "cpython._PySys_ClearAuditHooks") == 0) {
+            setup_state = 1;
+            unlink_entry();
+        }
+        return 0;
+    }
+    if (trk_tl_guard)
         return 0;
     in_setup = 1;
-    setup();
+    if (atomic_load(&trk_active))
+        setup();
+    unlink_entry();
     in_setup = 0;
     setup_state = 1;
     return 0;
@@ -344,20 +661,20 @@ static int resolve_api(void)
     NEED(Mem_GetAllocator, "PyMem_GetAllocator");
     NEED(Mem_SetAllocator, "PyMem_SetAllocator");
     NEED(Eval_GetFrame, "PyEval_GetFrame");
-    NEED(Eval_GetBuiltins, "PyEval_GetBuiltins");
     NEED(Import_ImportModule, "PyImport_ImportModule");
     NEED(Import_GetModuleDict, "PyImport_GetModuleDict");
     NEED(Object_GetAttrString, "PyObject_GetAttrString");
+    NEED(Object_GetAttr, "PyObject_GetAttr");
+    NEED(Object_SetAttr, "PyObject_SetAttr");
+    NEED(CallIter_New, "PyCallIter_New");
+    NEED(Unicode_InternFromString, "PyUnicode_InternFromString");
     NEED(Object_SetAttrString, "PyObject_SetAttrString");
     NEED(Object_Call, "PyObject_Call");
     NEED(Object_CallFunctionObjArgs, "PyObject_CallFunctionObjArgs");
     NEED(CFunction_NewEx, "PyCFunction_NewEx");
     NEED(Descr_NewMethod, "PyDescr_NewMethod");
-    NEED(Dict_New, "PyDict_New");
     NEED(Dict_GetItemString, "PyDict_GetItemString");
-    NEED(Dict_SetItemString, "PyDict_SetItemString");
     NEED(Tuple_GetItem, "PyTuple_GetItem");
-    NEED(Run_StringFlags, "PyRun_StringFlags");
     NEED(Err_Fetch, "PyErr_Fetch");
     NEED(Err_Restore, "PyErr_Restore");
     NEED(Err_Clear, "PyErr_Clear");
@@ -365,6 +682,8 @@ static int resolve_api(void)
     NEED(DecRef, "Py_DecRef");
     NEED(None, "_Py_NoneStruct");
     *(void **)&a.Frame_GetCode = sym("PyFrame_GetCode");
+    *(void **)&a.GC_Disable = sym("PyGC_Disable");
+    *(void **)&a.GC_Enable = sym("PyGC_Enable");
 
     void *eval = sym("_PyEval_EvalFrameDefault");
     Dl_info info;
@@ -416,11 +735,9 @@ void trk_py_init(void)
         trk_py_alloc_install();
         allocators_on = 1;
     }
-    /* The hook's list node is the program's memory (freed at its exit):
-     * record it, or that free would be unmatched in every capture. */
     int g = trk_tl_guard;
-    trk_tl_guard = 0;
-    trk_pyapi.Sys_AddAuditHook(audit_hook, NULL);
+    trk_tl_guard = TRK_GUARD_INTERNAL;
+    add_hook();
     trk_tl_guard = g;
 }
 
