@@ -79,8 +79,14 @@ static int parse_tlvs(struct trk_reader *r, const uint8_t *h, size_t hlen)
             return -1;
         }
         uint16_t tag = trk_get_le16(h + p);
+        uint16_t reserved = trk_get_le16(h + p + 2);
         uint32_t len = trk_get_le32(h + p + 4);
         p += TRK_FMT_TLV_HEAD;
+        if (reserved != 0) {
+            /* Reserved fields are zero in every version (FORMAT.md §1). */
+            trk_reader_set_error(r, "corrupt header (TLV %u reserved field 0x%04x)", tag, reserved);
+            return -1;
+        }
         if (len > end - p) {
             trk_reader_set_error(r, "corrupt header (TLV %u longer than the header)", tag);
             return -1;
@@ -179,6 +185,11 @@ static int read_header(struct trk_reader *r)
     h = s->buf + s->pos;
     if (trk_crc32c(0, h, hlen - 4) != trk_get_le32(h + hlen - 4)) {
         trk_reader_set_error(r, "corrupt header (checksum mismatch)");
+        return -1;
+    }
+    uint16_t flags = trk_get_le16(h + 10);
+    if (flags != 0) {
+        trk_reader_set_error(r, "corrupt header (reserved flags 0x%04x)", flags);
         return -1;
     }
     struct trk_reader_info *in = &r->info;

@@ -184,6 +184,44 @@ def test_writers_write_reserved_zero(env):
                 eq(c["arg"], 0, "%s: END arg" % name)
 
 
+def test_reserved_header_fields_refused(env):
+    data = golden(3)
+    struct.pack_into("<H", data, 10, 1)
+    err = refused(env, write(env, "flags", reseal_header(data)))
+    check("corrupt header (reserved flags 0x0001)" in err, err)
+    data = golden(3)
+    off, tag = tlvs(data)[0][:2]
+    struct.pack_into("<H", data, off + 2, 0x100)
+    err = refused(env, write(env, "tlv", reseal_header(data)))
+    check("corrupt header (TLV %d reserved field 0x0100)" % tag in err, err)
+
+
+def test_reserved_chunk_fields_skip_the_chunk(env):
+    clean = env.stats(os.path.join(GOLDEN, "v3.bin"))
+    eq(clean["bad_chunks"], 0, "golden v3 has no bad chunk")
+
+    def edited(label, pick, field, value):
+        data = golden(3)
+        cs = chunks(data)
+        c = pick(cs)
+        fmt, at = {"reserved": ("<H", 6), "stream": ("<I", 8), "arg": ("<Q", 24)}[field]
+        struct.pack_into(fmt, data, c["off"] + at, value)
+        return env.stats(write(env, label, reseal_chunk(data, c)), allow_truncated=True)
+
+    st = edited("data", lambda cs: [c for c in cs if c["type"] == DATA][0], "reserved", 1)
+    eq((st["bad_chunks"], st["broken_streams"], st["checksum_failures"]), (1, 1, 0),
+       "DATA chunk with reserved bits: (bad chunks, broken streams, checksum failures)")
+    check(st["allocations"] < clean["allocations"], "its events are not read")
+    wms = lambda cs: [c for c in cs if c["type"] == WATERMARK][0]  # noqa: E731
+    st = edited("wm", wms, "stream", 5)
+    eq((st["bad_chunks"], st["broken_streams"], st["truncated"]), (1, 0, False),
+       "WATERMARK with a stream: (bad chunks, broken streams, truncated)")
+    eq(st["allocations"], clean["allocations"], "every event still read")
+    st = edited("end", lambda cs: cs[-1], "arg", 1)
+    eq((st["bad_chunks"], st["truncated"]), (1, True),
+       "END with an arg: skipped, so no trailer: (bad chunks, truncated)")
+    st = edited("endres", lambda cs: cs[-1], "reserved", 0x8000)
+    eq((st["bad_chunks"], st["truncated"]), (1, True), "END with reserved bits")
 
 
 
