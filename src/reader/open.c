@@ -18,6 +18,22 @@
 #include "common/varint.h"
 #include "reader/reader_internal.h"
 
+/* The public header sizes its structures and decodes Python frames with its
+ * own copies of the format's constants, so that a third party needs no
+ * internal header: keep the two in step. */
+#define TRK_MODULE_FIELD(f) (((struct trk_module *)0)->f)
+_Static_assert(TRK_READER_BUILDID_MAX == TRK_BUILDID_MAX, "reader.h build-id size");
+_Static_assert(sizeof(TRK_MODULE_FIELD(buildid)) == TRK_BUILDID_MAX, "trk_module.buildid");
+_Static_assert(TRK_READER_SEGS_MAX == TRK_MODULE_SEGS_MAX, "reader.h segment count");
+_Static_assert(sizeof(TRK_MODULE_FIELD(seg)) / sizeof(TRK_MODULE_FIELD(seg)[0]) ==
+                   TRK_MODULE_SEGS_MAX,
+               "trk_module.seg");
+_Static_assert(TRK_READER_PYFRAME_LINE_BITS == TRK_PYFRAME_LINE_BITS, "Python frame line bits");
+_Static_assert(TRK_PYFRAME_BIT == 1ull << 63, "Python frame bit (trk_ip_is_python)");
+_Static_assert(TRK_READER_FORMAT_VERSION == TRK_FMT_VERSION, "reader.h format version");
+_Static_assert(TRK_ALLOC_KIND_MAX <= UINT8_MAX && TRK_GPU_KIND_MAX <= UINT8_MAX,
+               "trk_event.kind is a byte");
+
 void trk_reader_set_error(struct trk_reader *r, const char *fmt, ...)
 {
     int n = snprintf(r->err, sizeof(r->err), "%s: ", r->name);

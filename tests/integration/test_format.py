@@ -224,6 +224,53 @@ def test_reserved_chunk_fields_skip_the_chunk(env):
     eq((st["bad_chunks"], st["truncated"]), (1, True), "END with reserved bits")
 
 
+def test_third_party_build(env):
+    """A program outside the project builds against the staged install of
+    the reader library alone and reads the golden v3 capture."""
+    build = os.path.dirname(env.tracker)  # tracker lies at the top of the build dir
+    tools = {t: shutil.which(t) for t in ("meson", "pkg-config")}
+    cc = shutil.which(os.environ.get("CC", "cc"))
+    if not all(tools.values()) or not cc:
+        raise Skip("needs meson, pkg-config and a C compiler: %s cc=%s" % (tools, cc))
+    stage = env.tmpdir("stage")
+    cp = env.run_raw([tools["meson"], "install", "-C", build, "--destdir", stage, "--no-rebuild",
+                      "--tags", "devel"], timeout=300)
+    eq(cp.returncode, 0, "meson install: %s" % cp.stderr.decode(errors="replace"))
+    pcs = glob.glob(os.path.join(stage, "**", "pkgconfig", "trkreader.pc"), recursive=True)
+    eq(len(pcs), 1, "one trkreader.pc staged")
+    check(glob.glob(os.path.join(stage, "**", "include", "tracker", "reader.h"), recursive=True),
+          "tracker/reader.h staged")
+    pc_env = {"PKG_CONFIG_PATH": os.path.dirname(pcs[0]), "PKG_CONFIG_SYSROOT_DIR": stage}
+    cp = env.run_raw([tools["pkg-config"], "--cflags", "--libs", "--static", "trkreader"],
+                     env=pc_env)
+    eq(cp.returncode, 0, "pkg-config trkreader: %s" % cp.stderr.decode(errors="replace"))
+    flags = cp.stdout.decode().split()
+    check(any(f.startswith("-I" + stage) for f in flags), "include dir from the stage: %s" % flags)
+    # A sanitized build installs a sanitized library: link its runtime too.
+    with open(os.path.join(build, "meson-info", "intro-buildoptions.json")) as f:
+        san = [o["value"] for o in json.load(f) if o["name"] == "b_sanitize"]
+    if san and san[0] != "none":
+        flags.append("-fsanitize=" + san[0])
+    exe = os.path.join(env.tmpdir("prog"), "third_party")
+    src = os.path.join(GOLDEN, "third_party.c")
+    # Only the staged include dir: nothing of the source tree is visible.
+    cp = env.run_raw([cc, "-std=c17", "-Wall", "-Wextra", "-Werror", src, "-o", exe] + flags,
+                     timeout=120)
+    eq(cp.returncode, 0, "third-party build: %s" % cp.stderr.decode(errors="replace"))
+    path = os.path.join(GOLDEN, "v3.bin")
+    cp = env.run_raw([exe, path], timeout=60)
+    eq(cp.returncode, 0, "third_party ran: %s" % cp.stderr.decode(errors="replace"))
+    got = dict(line.split("=", 1) for line in cp.stdout.decode().split())
+    st = env.stats(path)
+    eq(got["reader_version"], "3", "TRK_READER_FORMAT_VERSION")
+    eq(got["version"], "3", "header version")
+    eq(int(got["pid"]), st["pid"], "pid")
+    eq(int(got["events"]), st["events"], "events")
+    eq(int(got["allocations"]), st["allocations"], "allocations")
+    eq(int(got["frees"]), st["frees"], "frees")
+    eq(int(got["bytes"]), st["bytes_allocated"], "bytes allocated")
+    eq(got["truncated"], "0", "truncated")
+
 
 if __name__ == "__main__":
     sys.exit(main(globals()))
