@@ -9,6 +9,11 @@
  *
  * A reader is not thread-safe; use one per thread. Pointers it returns stay
  * valid as documented per function.
+ *
+ * Installed as <tracker/reader.h> with libtrkreader.a and its pkg-config
+ * file (`pkg-config --cflags --libs --static trkreader`); a program needs
+ * nothing else. The values of enum fields (allocator ids, GPU kinds and
+ * api values, TRK_OPT_* bits) are those of docs/FORMAT.md.
  */
 #ifndef TRACKER_READER_H
 #define TRACKER_READER_H
@@ -22,6 +27,14 @@ extern "C" {
 #endif
 
 struct trk_reader;
+
+/* The format's limits that size the structures below (docs/FORMAT.md §8),
+ * and the layout of a Python frame value (§5). The reader asserts at build
+ * time that they equal the format's own constants. */
+#define TRK_READER_BUILDID_MAX       64 /* MODULE build-id bytes */
+#define TRK_READER_SEGS_MAX          16 /* MODULE segments */
+#define TRK_READER_PYFRAME_LINE_BITS 24 /* line bits of a Python frame value */
+#define TRK_READER_FORMAT_VERSION    3  /* newest capture version this reader reads */
 
 /* Header metadata. Strings are NUL-terminated and never NULL ("" when the
  * TLV is absent). */
@@ -168,13 +181,13 @@ struct trk_module {
     uint64_t generation;
     uint64_t base;    /* load bias */
     const char *path; /* NUL-terminated; "" = main executable */
-    uint8_t buildid[64];
+    uint8_t buildid[TRK_READER_BUILDID_MAX];
     uint32_t buildid_len;
     uint32_t nseg;
     struct {
         uint64_t vaddr, memsz; /* vaddr relative to base */
         uint32_t flags;        /* ELF p_flags */
-    } seg[16];
+    } seg[TRK_READER_SEGS_MAX];
 };
 
 /* Integrity of what has been read so far; final once trk_reader_next
@@ -259,12 +272,12 @@ static inline bool trk_ip_is_python(uint64_t ip)
 
 static inline uint64_t trk_ip_pycode(uint64_t ip)
 {
-    return (ip & ~(1ull << 63)) >> 24;
+    return (ip & ~(1ull << 63)) >> TRK_READER_PYFRAME_LINE_BITS;
 }
 
 static inline uint32_t trk_ip_pyline(uint64_t ip)
 {
-    return (uint32_t)(ip & ((1u << 24) - 1));
+    return (uint32_t)(ip & ((1u << TRK_READER_PYFRAME_LINE_BITS) - 1));
 }
 
 /* The code object with this id, or NULL when the capture never defined it.

@@ -2,13 +2,16 @@
  *
  * format.h - every on-disk constant of the capture format, in one place.
  *
- * docs/FORMAT.md is the normative text; this header is its mirror in C. Nothing
+ * docs/FORMAT.md is the normative text (where this header or the code that
+ * uses it disagrees, the code is wrong); this header is its mirror in C. Nothing
  * here is an in-memory-only value: constants named TRK_FMT_*, TRK_CHUNK_*,
  * TRK_REC_*, TRK_ALLOC_* and TRK_TLV_* are written to disk and must never be
  * renumbered. Everything is little-endian regardless of the host.
  *
- * NOTE: when adding a record tag or allocator id, update docs/FORMAT.md,
- * src/format/record.c (names), src/reader/decode.c and tests/unit/test_codec.c.
+ * NOTE: when adding a record tag or allocator id, update docs/FORMAT.md
+ * (its §9 says when the version changes), src/format/record.c (names),
+ * src/reader/decode.c and tests/unit/test_codec.c; a new version also gets a
+ * golden capture in tests/golden/.
  */
 #ifndef TRK_FORMAT_H
 #define TRK_FORMAT_H
@@ -29,7 +32,7 @@
  *
  *   0      8  magic            89 54 52 4B 0D 0A 1A 0A  ("\x89TRK\r\n\x1a\n")
  *   8      2  version          TRK_FMT_VERSION
- *  10      2  flags            reserved, 0
+ *  10      2  flags            reserved, 0 (readers refuse a header where it is not)
  *  12      4  header_len       bytes of the whole header, fixed part + TLVs + crc
  *  16      4  pid
  *  20      4  ppid
@@ -40,7 +43,7 @@
  *  48      8  session          random id shared by every capture of one `tracker run`
  *  56      4  max_depth        stack depth cap in frames
  *  60      4  options          TRK_OPT_* bits
- *  64      .  TLVs             { u16 tag, u16 zero, u32 len, len bytes }*
+ *  64      .  TLVs             { u16 tag, u16 zero (checked), u32 len, len bytes }*
  *  n-4     4  crc32c           of bytes [0, header_len - 4)
  *
  * The magic's high first byte and CR LF / ^Z / LF catch 7-bit and newline
@@ -78,6 +81,8 @@ enum trk_option_bit {
  *   5  1  codec       TRK_CODEC_*
  *   6  2  reserved    0
  *   8  4  stream      DATA: stream id; others 0
+ * (a chunk whose reserved fields - these two, and END's arg - are not zero
+ * is a bad chunk, skipped)
  *  12  4  stored_len  payload bytes that follow on disk
  *  16  4  raw_len     payload bytes after decompression
  *  20  4  crc32c      over header bytes [4,20) ++ [24,32) ++ stored payload
@@ -263,8 +268,12 @@ enum trk_gpu_kind {
 #define TRK_MAP_ANON 0
 #define TRK_MAP_FILE 1
 
+/* Limits of variable-length record fields (docs/FORMAT.md §8): a record
+ * over one is malformed. include/tracker/reader.h repeats the two that size
+ * struct trk_module; src/reader/open.c asserts that they agree. */
 #define TRK_MODULE_PATH_MAX 4096
 #define TRK_BUILDID_MAX     64
+#define TRK_MODULE_SEGS_MAX 16
 #define TRK_THREAD_NAME_MAX 64
 
 /* ---- Python ------------------------------------------------------------------

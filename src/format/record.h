@@ -18,8 +18,7 @@
 #include "format/format.h"
 
 /* Longest fixed record: tag + 8 varints. */
-#define TRK_REC_MAX         96
-#define TRK_MODULE_SEGS_MAX 16
+#define TRK_REC_MAX 96
 #define TRK_REC_MODULE_MAX                                                                         \
     (1 + 4 * TRK_VARINT_MAX + TRK_MODULE_PATH_MAX + TRK_BUILDID_MAX +                              \
      TRK_MODULE_SEGS_MAX * 3 * TRK_VARINT_MAX + 16)

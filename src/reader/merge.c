@@ -127,9 +127,28 @@ bad:
     return NULL;
 }
 
+/* Fields FORMAT.md §2 reserves must be zero: the reserved half-word, the
+ * stream of WATERMARK and END, END's arg. A chunk that breaks this despite
+ * its good CRC was not written by a writer of any version. */
+static bool chunk_fields_ok(const struct trk_chunk *c)
+{
+    if (c->reserved != 0)
+        return false;
+    if (c->type != TRK_CHUNK_DATA && c->stream != 0)
+        return false;
+    return c->type != TRK_CHUNK_END || c->arg == 0;
+}
+
 static void handle_chunk(struct trk_reader *r, struct trk_chunk *c)
 {
     r->status.chunks++;
+    if (!chunk_fields_ok(c)) {
+        r->last_was_end = false;
+        r->status.bad_chunks++;
+        if (c->type == TRK_CHUNK_DATA)
+            trk_decode_lost_piece(r, c);
+        return;
+    }
     r->last_was_end = c->type == TRK_CHUNK_END;
     switch (c->type) {
     case TRK_CHUNK_DATA: {

@@ -18,6 +18,22 @@
 #include "common/varint.h"
 #include "reader/reader_internal.h"
 
+/* The public header sizes its structures and decodes Python frames with its
+ * own copies of the format's constants, so that a third party needs no
+ * internal header: keep the two in step. */
+#define TRK_MODULE_FIELD(f) (((struct trk_module *)0)->f)
+_Static_assert(TRK_READER_BUILDID_MAX == TRK_BUILDID_MAX, "reader.h build-id size");
+_Static_assert(sizeof(TRK_MODULE_FIELD(buildid)) == TRK_BUILDID_MAX, "trk_module.buildid");
+_Static_assert(TRK_READER_SEGS_MAX == TRK_MODULE_SEGS_MAX, "reader.h segment count");
+_Static_assert(sizeof(TRK_MODULE_FIELD(seg)) / sizeof(TRK_MODULE_FIELD(seg)[0]) ==
+                   TRK_MODULE_SEGS_MAX,
+               "trk_module.seg");
+_Static_assert(TRK_READER_PYFRAME_LINE_BITS == TRK_PYFRAME_LINE_BITS, "Python frame line bits");
+_Static_assert(TRK_PYFRAME_BIT == 1ull << 63, "Python frame bit (trk_ip_is_python)");
+_Static_assert(TRK_READER_FORMAT_VERSION == TRK_FMT_VERSION, "reader.h format version");
+_Static_assert(TRK_ALLOC_KIND_MAX <= UINT8_MAX && TRK_GPU_KIND_MAX <= UINT8_MAX,
+               "trk_event.kind is a byte");
+
 void trk_reader_set_error(struct trk_reader *r, const char *fmt, ...)
 {
     int n = snprintf(r->err, sizeof(r->err), "%s: ", r->name);
@@ -79,8 +95,14 @@ static int parse_tlvs(struct trk_reader *r, const uint8_t *h, size_t hlen)
             return -1;
         }
         uint16_t tag = trk_get_le16(h + p);
+        uint16_t reserved = trk_get_le16(h + p + 2);
         uint32_t len = trk_get_le32(h + p + 4);
         p += TRK_FMT_TLV_HEAD;
+        if (reserved != 0) {
+            /* Reserved fields are zero in every version (FORMAT.md §1). */
+            trk_reader_set_error(r, "corrupt header (TLV %u reserved field 0x%04x)", tag, reserved);
+            return -1;
+        }
         if (len > end - p) {
             trk_reader_set_error(r, "corrupt header (TLV %u longer than the header)", tag);
             return -1;
@@ -179,6 +201,11 @@ static int read_header(struct trk_reader *r)
     h = s->buf + s->pos;
     if (trk_crc32c(0, h, hlen - 4) != trk_get_le32(h + hlen - 4)) {
         trk_reader_set_error(r, "corrupt header (checksum mismatch)");
+        return -1;
+    }
+    uint16_t flags = trk_get_le16(h + 10);
+    if (flags != 0) {
+        trk_reader_set_error(r, "corrupt header (reserved flags 0x%04x)", flags);
         return -1;
     }
     struct trk_reader_info *in = &r->info;

@@ -43,6 +43,7 @@ struct trk_src {
 struct trk_chunk {
     uint8_t type;
     uint8_t codec;
+    uint16_t reserved; /* header bytes [6,8): zero in every version */
     uint32_t stream;
     uint32_t stored_len;
     uint32_t raw_len;

@@ -220,6 +220,7 @@ int trk_src_next_chunk(struct trk_reader *r, struct trk_chunk *c)
         r->cut_pending = 0;
         c->type = h[4];
         c->codec = h[5];
+        c->reserved = trk_get_le16(h + 6);
         c->stream = trk_get_le32(h + 8);
         c->stored_len = stored;
         c->raw_len = raw;

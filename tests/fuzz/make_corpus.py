@@ -31,6 +31,7 @@ import sys
 import tempfile
 
 MAX_FILE = 64 << 10
+FMT_VERSION = 3  # the newest version the reader reads (TRK_FMT_VERSION)
 HEAD = 32
 MAGIC = b"\x89TRK\r\n\x1a\n"
 DATA, WATERMARK, END = 1, 2, 3
@@ -580,7 +581,12 @@ def corruptions(base):
     out.append(("empty", b""))
     out.append(("magic_only", MAGIC))
     out.append(("bad_magic", b"\x89TRX" + base[4:]))
-    out.append(("version2", base[:8] + b"\x02\x00" + base[10:]))
+    # One past the reader's version, header CRC valid: refused for the
+    # version alone (docs/FORMAT.md §1), not for a checksum.
+    newer = bytearray(h)
+    struct.pack_into("<H", newer, 8, FMT_VERSION + 1)
+    struct.pack_into("<I", newer, hl - 4, crc32c(bytes(newer[:hl - 4])))
+    out.append(("version_newer", bytes(newer) + base[hl:]))
     out.append(("version0", base[:8] + b"\x00\x00" + base[10:]))
     out.append(("trunc_fixed_header", base[:40]))
     out.append(("trunc_tlvs", base[:hl - 6]))
