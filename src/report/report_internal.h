@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/hindex.h"
 #include "report/report.h"
 #include "report/report_json.h"
 
@@ -27,14 +28,12 @@ struct trk_rloc {
     uint32_t line;
     bool python; /* a Python frame (function = code name, file = co_filename) */
     uint64_t offset;
-    uint64_t hash;
 };
 
 struct trk_loctab {
     struct trk_rloc *v;
     size_t n, cap;
-    uint32_t *slots; /* open addressing: index + 1, 0 = empty */
-    size_t nslots;
+    struct trk_hindex ix;
     bool basenames; /* compare file and module by basename (diff across builds) */
 };
 
@@ -47,15 +46,13 @@ void trk_loctab_free(struct trk_loctab *t);
 struct trk_rstack {
     size_t start;
     uint32_t len;
-    uint64_t hash;
 };
 struct trk_stacktab {
     uint32_t *ids;
     size_t nids, capids;
     struct trk_rstack *v;
     size_t n, cap;
-    uint32_t *slots;
-    size_t nslots;
+    struct trk_hindex ix;
 };
 
 void trk_stacktab_init(struct trk_stacktab *t);
