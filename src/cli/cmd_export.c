@@ -236,8 +236,6 @@ int trk_cmd_export(int argc, char **argv)
     struct trk_report_set set = {0};
     struct trk_export_capture *xc = NULL;
     char **commands = NULL;
-    struct trk_ctree tree;
-    bool have_tree = false;
     char *derived = NULL;
     struct trk_outfile out = {0};
     char err[1024];
@@ -318,46 +316,14 @@ int trk_cmd_export(int argc, char **argv)
     snprintf(exporter, sizeof(exporter), "tracker %s", TRK_VERSION);
     struct trk_export x = {.caps = xc,
                            .ncaps = set.n,
+                           .inverted = o.inverted,
                            .select = o.select,
                            .spaces = spaces,
                            .frames = trk_report_frames(&o.ro),
                            .name = xc[0].command,
                            .exporter = exporter};
 
-    if (fmt == TRK_EXPORT_FOLDED || fmt == TRK_EXPORT_SPEEDSCOPE) {
-        /* Function-level: a flame graph merges the call sites of a function,
-         * and line-level locations would split it into same-named boxes. */
-        struct trk_ctree_options to = {.select = o.select,
-                                       .spaces = spaces,
-                                       .inverted = o.inverted,
-                                       .thread = -1,
-                                       .by_function = 1,
-                                       .frames = x.frames};
-        if (trk_ctree_init(&tree, &to) < 0)
-            goto oom;
-        have_tree = true;
-        for (size_t i = 0; i < set.n; i++)
-            if (trk_ctree_add(&tree, &set.v[i].prof, set.v[i].r, set.v[i].sym, xc[i].label) < 0)
-                goto oom;
-        trk_ctree_finish(&tree);
-        x.tree = &tree;
-    }
-
-    int wr;
-    switch (fmt) {
-    case TRK_EXPORT_PPROF:
-        wr = trk_export_pprof(out.f, &x, err, sizeof(err));
-        break;
-    case TRK_EXPORT_SPEEDSCOPE:
-        wr = trk_export_speedscope(out.f, &x, err, sizeof(err));
-        break;
-    case TRK_EXPORT_CHROME:
-        wr = trk_export_chrome(out.f, &x, err, sizeof(err));
-        break;
-    default:
-        wr = trk_export_folded(out.f, &x, err, sizeof(err));
-        break;
-    }
+    int wr = trk_export_write(out.f, fmt, &x, err, sizeof(err));
     if (wr < 0) {
         /* pprof reports a failed write as a compression error: name the
          * output's own error when there is one. */
@@ -383,8 +349,6 @@ oom:
 fail:
     trk_outfile_abort(&out);
 done:
-    if (have_tree)
-        trk_ctree_free(&tree);
     for (size_t i = 0; commands && i < set.n; i++)
         free(commands[i]);
     free(commands);
