@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT
  *
  * loctab.c - interning of source locations and symbolized stacks for the
- * reports. Keys compare by string content, not pointer, because a capture
- * set has one symbolizer per capture (each with its own interned strings)
- * and a diff compares two sets. Must not: print, or keep per-event data.
+ * reports, and the printing of an interned stack (text and JSON). Keys compare by string content,
+ * not pointer, because a capture set has one symbolizer per capture (each with its own interned
+ * strings) and a diff compares two sets. Must not: print, or keep per-event data.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -153,4 +153,38 @@ void trk_site_walker_free(struct trk_site_walker *w)
     trk_frame_buf_free(&w->fb);
     free(w->ids);
     memset(w, 0, sizeof(*w));
+}
+
+uint32_t trk_site_stack(struct trk_site_walker *w, const struct trk_report_capture *c,
+                        const struct trk_report_opts *o, uint64_t stack, struct trk_loctab *lt,
+                        struct trk_stacktab *st)
+{
+    const uint32_t *ids;
+    int n = trk_site_locs(w, c, o, stack, lt, &ids);
+    return n < 0 ? TRK_NO_ID : trk_stacktab_intern(st, ids, (uint32_t)n);
+}
+
+void trk_rprint_stack(FILE *f, const struct trk_loctab *lt, const struct trk_stacktab *st,
+                      uint32_t id)
+{
+    uint32_t n;
+    const uint32_t *ids = trk_stacktab_get(st, id, &n);
+    if (n == 0)
+        fputs("    (no stack recorded)\n", f);
+    for (uint32_t k = 0; k < n; k++) {
+        fputs("    at ", f);
+        trk_rprint_loc(f, &lt->v[ids[k]]);
+        fputc('\n', f);
+    }
+}
+
+void trk_rjson_stack(struct trk_rjson *j, const struct trk_loctab *lt,
+                     const struct trk_stacktab *st, uint32_t id)
+{
+    uint32_t n;
+    const uint32_t *ids = trk_stacktab_get(st, id, &n);
+    trk_rjson_begin_array(j, "stack");
+    for (uint32_t k = 0; k < n; k++)
+        trk_rjson_loc(j, &lt->v[ids[k]]);
+    trk_rjson_end_array(j);
 }

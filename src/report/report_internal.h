@@ -78,6 +78,12 @@ int trk_site_locs(struct trk_site_walker *w, const struct trk_report_capture *c,
                   const uint32_t **ids);
 void trk_site_walker_free(struct trk_site_walker *w);
 
+/* trk_site_locs, then the stack interned in st: the stack's id, TRK_NO_ID
+ * when memory ran out. */
+uint32_t trk_site_stack(struct trk_site_walker *w, const struct trk_report_capture *c,
+                        const struct trk_report_opts *o, uint64_t stack, struct trk_loctab *lt,
+                        struct trk_stacktab *st);
+
 /* Whether a site's space is one the report covers. */
 static inline bool trk_report_space_on(const struct trk_report_opts *o, uint32_t space)
 {
@@ -97,9 +103,16 @@ const char *trk_rfmt_delta(int64_t v, char *buf, size_t len);
 const char *trk_rloc_name(const struct trk_rloc *l, char *buf, size_t len);
 /* "function (file:line) [module]", leaving out what is unknown. */
 void trk_rprint_loc(FILE *f, const struct trk_rloc *l);
+/* Stack st_id of st as "    at LOCATION" lines, innermost first, or
+ * "    (no stack recorded)" (loctab.c). */
+void trk_rprint_stack(FILE *f, const struct trk_loctab *lt, const struct trk_stacktab *st,
+                      uint32_t id);
 /* {"function", "file", "line", "module"}: paths in full, function never null;
  * "python": true on Python frames. */
 void trk_rjson_loc(struct trk_rjson *j, const struct trk_rloc *l);
+/* Stack id of st as the array "stack" of its locations (loctab.c). */
+void trk_rjson_stack(struct trk_rjson *j, const struct trk_loctab *lt,
+                     const struct trk_stacktab *st, uint32_t id);
 /* One line per capture ("pid N: command - peak heap X at T s", or with
  * --gpu each selected device's peak) and a warning line for each integrity
  * problem. */
