@@ -75,32 +75,39 @@ static char *pool_copy(struct ctree_priv *P, const char *s, size_t len)
     return out;
 }
 
+/* The id of s among the tree's strings, added when new; TRK_HINDEX_NONE
+ * when memory runs out. */
+static uint32_t intern_id(struct ctree_priv *P, const char *s)
+{
+    if (trk_hindex_reserve(&P->str_ix) < 0)
+        return TRK_HINDEX_NONE;
+    uint64_t h = trk_hash_str(s);
+    size_t pos = SIZE_MAX;
+    uint32_t e;
+    while ((e = trk_hindex_next(&P->str_ix, h, &pos)) != TRK_HINDEX_NONE)
+        if (strcmp(P->strs[e], s) == 0)
+            return e;
+    char *copy = pool_copy(P, s, strlen(s));
+    if (!copy || P->nstrs >= TRK_HINDEX_NONE - 1 ||
+        trk_grow((void **)&P->strs, &P->strs_cap, P->nstrs + 1, sizeof(*P->strs)) < 0)
+        return TRK_HINDEX_NONE;
+    P->strs[P->nstrs] = copy;
+    trk_hindex_put(&P->str_ix, pos, h, (uint32_t)P->nstrs);
+    return (uint32_t)P->nstrs++;
+}
+
 /* The tree's copy of s (NULL stays NULL); equal strings give one pointer,
  * so locations compare by pointer. *err is set when memory runs out. */
 static const char *intern_str(struct ctree_priv *P, const char *s, bool *err)
 {
     if (!s)
         return NULL;
-    if (trk_hindex_reserve(&P->str_ix) < 0) {
+    uint32_t e = intern_id(P, s);
+    if (e == TRK_HINDEX_NONE) {
         *err = true;
         return NULL;
     }
-    uint64_t h = trk_hash_str(s);
-    size_t pos = SIZE_MAX;
-    uint32_t e;
-    while ((e = trk_hindex_next(&P->str_ix, h, &pos)) != TRK_HINDEX_NONE)
-        if (strcmp(P->strs[e], s) == 0)
-            return P->strs[e];
-    char *copy = pool_copy(P, s, strlen(s));
-    if (!copy || P->nstrs >= TRK_HINDEX_NONE ||
-        trk_grow((void **)&P->strs, &P->strs_cap, P->nstrs + 1, sizeof(*P->strs)) < 0) {
-        *err = true;
-        return NULL;
-    }
-    P->strs[P->nstrs] = copy;
-    trk_hindex_put(&P->str_ix, pos, h, (uint32_t)P->nstrs);
-    P->nstrs++;
-    return copy;
+    return P->strs[e];
 }
 
 /* ---- Locations -------------------------------------------------------------------- */
@@ -730,6 +737,23 @@ const char *trk_location_name(const struct trk_location *l, char *buf, size_t le
     else
         snprintf(buf, len, "0x%llx", (unsigned long long)l->offset);
     return buf;
+}
+
+uint32_t trk_ctree_string_id(struct trk_ctree *t, const char *s)
+{
+    return t->priv && s ? intern_id(t->priv, s) : TRK_CTREE_NONE;
+}
+
+const char *trk_ctree_string(const struct trk_ctree *t, uint32_t id)
+{
+    const struct ctree_priv *P = t->priv;
+    return P && id < P->nstrs ? P->strs[id] : NULL;
+}
+
+size_t trk_ctree_nstrings(const struct trk_ctree *t)
+{
+    const struct ctree_priv *P = t->priv;
+    return P ? P->nstrs : 0;
 }
 
 const char *trk_frame_name(const struct trk_frame *f, char *buf, size_t len)

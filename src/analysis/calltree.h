@@ -142,6 +142,14 @@ size_t trk_ctree_prune(struct trk_ctree *t, double min_fraction);
 
 void trk_ctree_free(struct trk_ctree *t);
 
+/* The tree's strings (functions, files, modules, labels, and whatever a
+ * caller adds), interned by content: equal strings have one id, ids count
+ * from 0 in the order strings were first seen. trk_ctree_string_id adds s
+ * when new; TRK_CTREE_NONE for NULL or when memory ran out. */
+uint32_t trk_ctree_string_id(struct trk_ctree *t, const char *s);
+const char *trk_ctree_string(const struct trk_ctree *t, uint32_t id);
+size_t trk_ctree_nstrings(const struct trk_ctree *t);
+
 /* A readable name for a location: "function", else "module+0xoffset". */
 const char *trk_location_name(const struct trk_location *l, char *buf, size_t len);
 /* The same name for a frame as a line-level location of it. */

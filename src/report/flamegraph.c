@@ -40,7 +40,7 @@ static void json_u64s(FILE *f, const char *name, const uint64_t *v, size_t n, bo
 /* Locations and strings the page's nodes use, renumbered densely. */
 static int write_locs(FILE *f, const struct trk_fg_model *m, const struct trk_fg_pruned *pr)
 {
-    size_t nl = m->nlocs, ns = m->nstrs;
+    size_t nl = m->nlocs, ns = trk_ctree_nstrings(&m->tree);
     uint32_t *lmap = malloc((nl + 1) * sizeof(*lmap)), *smap = malloc((ns + 1) * sizeof(*smap));
     uint32_t *lorder = malloc((nl + 1) * sizeof(*lorder));
     uint32_t *sorder = malloc((ns + 1) * sizeof(*sorder));
@@ -69,7 +69,7 @@ static int write_locs(FILE *f, const struct trk_fg_model *m, const struct trk_fg
     for (size_t i = 0; i < nso; i++) {
         if (i)
             fputc(',', f);
-        trk_flamegraph_json_string(f, m->strs[sorder[i]], NAME_MAX_BYTES);
+        trk_flamegraph_json_string(f, trk_ctree_string(&m->tree, sorder[i]), NAME_MAX_BYTES);
     }
     fputs("],\"locs\":{", f);
     /* Columns: the key words of a location (function, file, line, module)

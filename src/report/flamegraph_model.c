@@ -83,26 +83,10 @@ void trk_fg_agg_free(struct trk_fg_agg *g)
 
 /* ---- Strings, locations and the tree -------------------------------------- */
 
-/* The id of string s, interned by content. NONE when memory ran out. */
+/* The id of string s among the tree's strings. NONE when memory ran out. */
 static uint32_t str_id(struct trk_fg_model *m, const char *s)
 {
-    if (trk_hindex_reserve(&m->str_ix) < 0)
-        return NONE;
-    uint64_t h = trk_hash_str(s);
-    size_t pos = SIZE_MAX;
-    uint32_t e;
-    while ((e = trk_hindex_next(&m->str_ix, h, &pos)) != TRK_HINDEX_NONE)
-        if (strcmp(m->strs[e], s) == 0)
-            return e;
-    char *copy = strdup(s);
-    if (!copy || m->nstrs >= NONE - 1 ||
-        trk_grow((void **)&m->strs, &m->strs_cap, m->nstrs + 1, sizeof(*m->strs)) < 0) {
-        free(copy);
-        return NONE;
-    }
-    m->strs[m->nstrs] = copy;
-    trk_hindex_put(&m->str_ix, pos, h, (uint32_t)m->nstrs);
-    return (uint32_t)m->nstrs++;
+    return trk_ctree_string_id(&m->tree, s);
 }
 
 static bool has_prefix(const char *s, const char *p)
@@ -253,10 +237,6 @@ void trk_fg_model_free(struct trk_fg_model *m)
     for (size_t i = 0; m->site_node && i < m->ncaps; i++)
         free(m->site_node[i]);
     free(m->site_node);
-    for (size_t i = 0; i < m->nstrs; i++)
-        free(m->strs[i]);
-    free(m->strs);
-    trk_hindex_free(&m->str_ix);
     trk_ctree_free(&m->tree);
     free(m->loc_key);
     free(m->loc_kind);

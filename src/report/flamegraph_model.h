@@ -65,12 +65,10 @@ struct trk_fg_model {
     /* The call tree (analysis/calltree.h): node 0 is the root, a parent
      * always precedes its children, totals size a node for pruning. */
     struct trk_ctree tree;
-    char **strs; /* the page's strings, interned by content, owned */
-    size_t nstrs, strs_cap;
-    struct trk_hindex str_ix;
     /* Per tree location, then other_loc: the page's key words (function
-     * or module+offset, file, line, module) as string ids, TRK_FG_NONE - 1
-     * for "none"; synthetic ones (label, -, kind, -). */
+     * or module+offset, file, line, module) as ids of the tree's strings
+     * (trk_ctree_string), TRK_FG_NONE - 1 for "none"; synthetic ones
+     * (label, -, kind, -). */
     uint32_t (*loc_key)[4];
     uint8_t *loc_kind; /* enum trk_fg_kind per location */
     size_t nlocs, locs_cap;

@@ -553,6 +553,61 @@ static void test_location_name(void **state)
     assert_string_equal(trk_location_name(&l, buf, sizeof(buf)), "pid 7: x");
 }
 
+/* trk_ctree_add_sites says which node each site went to (what the
+ * flamegraph re-sums per thread and time range), NONE outside the
+ * selection; the tree's strings are interned by content. */
+static void test_site_nodes_and_strings(void **state)
+{
+    (void)state;
+    struct fixture f;
+    fixture_make(&f, three, 3);
+    struct trk_ctree t;
+    struct trk_ctree_options o = {.select = TRK_SEL_LEAKS, .thread = -1};
+    assert_int_equal(trk_ctree_init(&t, &o), 0);
+    uint32_t *sn = calloc(f.prof.nsites + 1, sizeof(*sn));
+    assert_non_null(sn);
+    assert_int_equal(trk_ctree_add_sites(&t, &f.prof, f.r, f.sym, NULL, sn), 0);
+    trk_ctree_finish(&t);
+    uint32_t m = id_of(&t, child(&t, 0, "main"));
+    uint32_t work = id_of(&t, child(&t, m, "work"));
+    uint32_t wh = id_of(&t, child(&t, work, "helper"));
+    uint32_t mh = id_of(&t, child(&t, m, "helper"));
+    size_t seen = 0;
+    for (size_t i = 0; i < f.prof.nsites; i++) {
+        uint64_t st = f.prof.sites[i].stack;
+        uint32_t want = st == S_WORK_HELPER ? wh
+                        : st == S_WORK      ? work
+                        : st == S_HELPER    ? mh
+                                            : TRK_CTREE_NONE;
+        assert_int_equal(sn[i], want);
+        seen += want != TRK_CTREE_NONE;
+    }
+    assert_int_equal(seen, 3);
+
+    size_t n = trk_ctree_nstrings(&t);
+    uint32_t a = trk_ctree_string_id(&t, "work");
+    assert_true(a < n); /* the function's own string, not a new one */
+    assert_string_equal(trk_ctree_string(&t, a), "work");
+    assert_int_equal(trk_ctree_nstrings(&t), n);
+    assert_int_equal(trk_ctree_string_id(&t, "libfoo.so+0x600"), n);
+    assert_int_equal(trk_ctree_string_id(&t, "libfoo.so+0x600"), n);
+    assert_int_equal(trk_ctree_nstrings(&t), n + 1);
+    assert_int_equal(trk_ctree_string_id(&t, NULL), TRK_CTREE_NONE);
+    assert_null(trk_ctree_string(&t, (uint32_t)n + 1));
+    trk_ctree_free(&t);
+
+    /* Nothing temporary: every site is outside the selection. */
+    o.select = TRK_SEL_TEMPORARY;
+    assert_int_equal(trk_ctree_init(&t, &o), 0);
+    assert_int_equal(trk_ctree_add_sites(&t, &f.prof, f.r, f.sym, NULL, sn), 0);
+    for (size_t i = 0; i < f.prof.nsites; i++)
+        assert_int_equal(sn[i], TRK_CTREE_NONE);
+    assert_int_equal(t.nnodes, 1);
+    trk_ctree_free(&t);
+    free(sn);
+    fixture_free(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -565,6 +620,7 @@ int main(void)
         cmocka_unit_test(test_threads_and_spaces),
         cmocka_unit_test(test_allocator_frames),
         cmocka_unit_test(test_location_name),
+        cmocka_unit_test(test_site_nodes_and_strings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
