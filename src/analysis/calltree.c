@@ -162,29 +162,49 @@ static uint32_t synthetic_loc(struct trk_ctree *t, uint32_t kind, const char *la
     return err ? TRK_HINDEX_NONE : loc_get(t, &key, NULL);
 }
 
-/* The key a frame is known by: lines merge under by_function, and a frame
- * without a function is its module and offset. The by_function location
- * keeps the first file seen, for display only. */
+static const char *base_of(const char *path)
+{
+    const char *b = path ? strrchr(path, '/') : NULL;
+    return b ? b + 1 : path;
+}
+
+/* The key a frame is known by: its function, file, line and module (the
+ * file and line even without a function: a line table can name them), a
+ * frame without a function also by its offset in the module. Under
+ * by_function, files and lines are not part of it (a function shows the
+ * first file seen); under basenames, files and modules compare by
+ * basename and show the first paths seen. */
 static uint32_t frame_loc_slow(struct trk_ctree *t, const struct trk_frame *f)
 {
     struct ctree_priv *P = t->priv;
-    bool err = false;
+    bool err = false, base = t->opts.basenames;
+    bool file_keyed = !t->opts.by_function;
     struct trk_location key = {.kind = TRK_LOC_FRAME, .python = f->python ? 1 : 0};
     key.function = intern_str(P, f->function, &err);
-    key.module = intern_str(P, f->module, &err);
-    if (!f->function) {
+    key.module = intern_str(P, base ? base_of(f->module) : f->module, &err);
+    if (!f->function)
         key.offset = f->offset;
-    } else if (!t->opts.by_function) {
-        key.file = intern_str(P, f->file, &err);
+    if (file_keyed) {
+        key.file = intern_str(P, base ? base_of(f->file) : f->file, &err);
         key.line = f->line;
     }
     if (err)
         return TRK_HINDEX_NONE;
     bool created = false;
     uint32_t l = loc_get(t, &key, &created);
-    if (created && f->function && t->opts.by_function)
-        t->locs[l].file = intern_str(P, f->file, &err); /* not part of its key */
+    if (l == TRK_HINDEX_NONE || !created)
+        return l;
+    struct trk_location *shown = &t->locs[l];
+    if ((base && file_keyed) || (!file_keyed && f->function))
+        shown->file = intern_str(P, f->file, &err);
+    if (base)
+        shown->module = intern_str(P, f->module, &err);
     return err ? TRK_HINDEX_NONE : l;
+}
+
+uint32_t trk_ctree_location(struct trk_ctree *t, const struct trk_frame *f)
+{
+    return t->priv ? frame_loc_slow(t, f) : TRK_CTREE_NONE;
 }
 
 static uint32_t frame_loc(struct trk_ctree *t, const struct trk_frame *f)

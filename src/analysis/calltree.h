@@ -101,6 +101,9 @@ struct trk_ctree_options {
      * made (a profile built with split_by_import), one TRK_LOC_IMPORT level
      * per import, outermost first; sites outside imports keep their paths. */
     int by_import;
+    /* Files and modules compare by basename (a diff across builds); a
+     * location shows the paths of the first frame seen. */
+    int basenames;
     struct trk_frames_options frames;
 };
 
@@ -130,6 +133,13 @@ int trk_ctree_add(struct trk_ctree *t, const struct trk_profile *p, const struct
 int trk_ctree_add_sites(struct trk_ctree *t, const struct trk_profile *p,
                         const struct trk_reader *r, struct trk_symbolizer *s,
                         const char *process_label, uint32_t *site_node);
+
+/* The location of frame f as the options key it (line-level unless
+ * by_function), added when new: the tree as a table of locations, for
+ * reports that group by location and not by path. Location 0 is the
+ * root's, so frames number from 1 in the order first seen. Returns
+ * TRK_CTREE_NONE when memory ran out. */
+uint32_t trk_ctree_location(struct trk_ctree *t, const struct trk_frame *f);
 
 /* Computes totals; call once after the last add. Children are sorted by
  * total bytes, largest first. */

@@ -1,24 +1,19 @@
 /* SPDX-License-Identifier: MIT
  *
- * loctab.c - interning of source locations and symbolized stacks for the
- * reports, and the printing of an interned stack (text and JSON). Keys compare by string content,
- * not pointer, because a capture set has one symbolizer per capture (each with its own interned
- * strings) and a diff compares two sets. Must not: print, or keep per-event data.
+ * loctab.c - source locations and symbolized stacks for the reports, and
+ * the printing of an interned stack (text and JSON). Locations are those of
+ * analysis/calltree's location table (by content, not pointer: a capture
+ * set has one symbolizer per capture and a diff compares two sets); stacks
+ * are sequences of their ids. Must not: decide what makes two frames one
+ * location (calltree.c does), or keep per-event data.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/grow.h"
 #include "common/hash.h"
+#include "common/hindex.h"
 #include "report/report_internal.h"
-
-/* FNV-1a over a string that may be NULL (told apart from ""). */
-static uint64_t hash_str(uint64_t h, const char *s)
-{
-    if (!s)
-        return (h ^ 0xA5) * TRK_FNV_PRIME;
-    return (trk_fnv1a_str(h, s) ^ 0xFF) * TRK_FNV_PRIME;
-}
 
 const char *trk_rbasename(const char *path)
 {
@@ -28,66 +23,40 @@ const char *trk_rbasename(const char *path)
     return s ? s + 1 : path;
 }
 
-static bool str_eq(const char *a, const char *b)
-{
-    if (a == b)
-        return true;
-    return a && b && strcmp(a, b) == 0;
-}
-
 void trk_loctab_init(struct trk_loctab *t, bool basenames)
 {
     memset(t, 0, sizeof(*t));
-    t->basenames = basenames;
+    /* Line-level locations of analysis/calltree's table: the one
+     * interning of locations, by content across every symbolizer. */
+    struct trk_ctree_options o = {.thread = -1, .basenames = basenames};
+    t->ok = trk_ctree_init(&t->locs, &o) == 0;
 }
 
 void trk_loctab_free(struct trk_loctab *t)
 {
     free(t->v);
-    trk_hindex_free(&t->ix);
+    trk_ctree_free(&t->locs);
     memset(t, 0, sizeof(*t));
 }
 
 uint32_t trk_loctab_intern(struct trk_loctab *t, const struct trk_frame *f)
 {
-    struct trk_rloc l = {
-        .function = f->function,
-        .file = f->file,
-        .module = f->module,
-        .line = f->line,
-        .python = f->python != 0,
-        /* Lines of one function merge; only an unknown function needs its
-         * address to stay apart from the other unknowns. */
-        .offset = f->function ? 0
-                  : f->module ? f->offset
-                              : f->ip,
-    };
-    const char *file = t->basenames ? trk_rbasename(l.file) : l.file;
-    const char *module = t->basenames ? trk_rbasename(l.module) : l.module;
-    uint64_t h = hash_str(TRK_FNV_OFFSET, l.function);
-    h = hash_str(h, file);
-    h = hash_str(h, module);
-    h = trk_hash_add(h, l.line);
-    h = trk_hash_add(h, l.offset);
-    h = trk_hash_add(h, l.python);
-
-    if (trk_hindex_reserve(&t->ix) < 0)
+    uint32_t l = t->ok ? trk_ctree_location(&t->locs, f) : TRK_CTREE_NONE;
+    if (l == TRK_CTREE_NONE || l == 0 || l > t->n + 1)
         return TRK_NO_ID;
-    size_t pos = SIZE_MAX;
-    uint32_t k;
-    while ((k = trk_hindex_next(&t->ix, h, &pos)) != TRK_HINDEX_NONE) {
-        const struct trk_rloc *e = &t->v[k];
-        if (e->line == l.line && e->offset == l.offset && e->python == l.python &&
-            str_eq(e->function, l.function) &&
-            str_eq(t->basenames ? trk_rbasename(e->file) : e->file, file) &&
-            str_eq(t->basenames ? trk_rbasename(e->module) : e->module, module))
-            return k;
-    }
+    uint32_t id = l - 1; /* location 0 is the tree's root */
+    if (id < t->n)
+        return id;
     if (t->n >= TRK_NO_ID - 1 || TRK_GROW(t->v, t->cap, t->n + 1) < 0)
         return TRK_NO_ID;
-    t->v[t->n] = l;
-    trk_hindex_put(&t->ix, pos, h, (uint32_t)t->n);
-    return (uint32_t)t->n++;
+    const struct trk_location *x = &t->locs.locs[l];
+    t->v[t->n++] = (struct trk_rloc){.function = x->function,
+                                     .file = x->file,
+                                     .module = x->module,
+                                     .line = x->line,
+                                     .python = x->python != 0,
+                                     .offset = x->offset};
+    return id;
 }
 
 void trk_stacktab_init(struct trk_stacktab *t)

@@ -20,9 +20,9 @@
 
 #define TRK_NO_ID UINT32_MAX
 
-/* One location (function, file, line, module). Strings are borrowed from a
- * symbolizer of the set being reported. An unknown function is told apart by
- * its offset in the module (or its address when no module holds it). */
+/* One location (function, file, line, module). Strings belong to the
+ * table. An unknown function is told apart by its offset in the module (or
+ * its address when no module holds it). */
 struct trk_rloc {
     const char *function, *file, *module;
     uint32_t line;
@@ -30,11 +30,13 @@ struct trk_rloc {
     uint64_t offset;
 };
 
+/* Locations interned by analysis/calltree's location table (line-level),
+ * numbered from 0 in the order first seen, as struct trk_rloc. */
 struct trk_loctab {
     struct trk_rloc *v;
     size_t n, cap;
-    struct trk_hindex ix;
-    bool basenames; /* compare file and module by basename (diff across builds) */
+    struct trk_ctree locs;
+    bool ok; /* locs could be set up */
 };
 
 void trk_loctab_init(struct trk_loctab *t, bool basenames);

@@ -608,6 +608,41 @@ static void test_site_nodes_and_strings(void **state)
     fixture_free(&f);
 }
 
+/* The tree as a location table (the reports' loctab): line-level keys by
+ * content, ids in first-seen order from 1; basenames merges builds in two
+ * directories and shows the first paths. */
+static void test_location_table(void **state)
+{
+    (void)state;
+    struct trk_frame a = {"f", "/old/src/x.c", 10, 0, "/old/lib/libx.so", 0x10, 0x1010};
+    struct trk_frame b = {"f", "/new/src/x.c", 10, 0, "/new/lib/libx.so", 0x20, 0x2020};
+    struct trk_frame c = {"f", "/new/src/x.c", 11, 0, "/new/lib/libx.so", 0x24, 0x2024};
+    struct trk_frame u1 = {NULL, "/src/y.c", 5, 0, "/lib/liby.so", 0x30, 0x3030};
+    struct trk_frame u2 = {NULL, "/src/y.c", 6, 0, "/lib/liby.so", 0x30, 0x3030};
+    struct trk_ctree t;
+    struct trk_ctree_options o = {.thread = -1};
+    assert_int_equal(trk_ctree_init(&t, &o), 0);
+    assert_int_equal(trk_ctree_location(&t, &a), 1);
+    assert_int_equal(trk_ctree_location(&t, &b), 2); /* another file, another location */
+    assert_int_equal(trk_ctree_location(&t, &a), 1);
+    /* Without a function, the file and line a line table gives still count. */
+    assert_int_equal(trk_ctree_location(&t, &u1), 3);
+    assert_int_equal(trk_ctree_location(&t, &u2), 4);
+    assert_string_equal(t.locs[3].file, "/src/y.c");
+    assert_int_equal(t.locs[4].line, 6);
+    trk_ctree_free(&t);
+
+    o.basenames = 1;
+    assert_int_equal(trk_ctree_init(&t, &o), 0);
+    assert_int_equal(trk_ctree_location(&t, &a), 1);
+    assert_int_equal(trk_ctree_location(&t, &b), 1);
+    assert_int_equal(trk_ctree_location(&t, &c), 2); /* another line */
+    assert_string_equal(t.locs[1].file, "/old/src/x.c");
+    assert_string_equal(t.locs[1].module, "/old/lib/libx.so");
+    assert_int_equal(t.nlocs, 3);
+    trk_ctree_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -621,6 +656,7 @@ int main(void)
         cmocka_unit_test(test_allocator_frames),
         cmocka_unit_test(test_location_name),
         cmocka_unit_test(test_site_nodes_and_strings),
+        cmocka_unit_test(test_location_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
