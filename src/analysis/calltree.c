@@ -12,7 +12,8 @@
 #include <string.h>
 
 #include "analysis/calltree.h"
-#include "analysis/calltree_index.h"
+#include "common/grow.h"
+#include "common/hindex.h"
 
 #define POOL_BLOCK 65536
 
@@ -38,37 +39,19 @@ struct ctree_priv {
     struct pool_block *pool;
     const char **strs;
     size_t nstrs, strs_cap;
-    struct trk_ct_index str_ix;
+    struct trk_hindex str_ix;
     size_t locs_cap;
     struct trk_location *keys; /* what each location is looked up by */
     size_t keys_cap;
-    struct trk_ct_index loc_ix;
+    struct trk_hindex loc_ix;
     size_t nodes_cap;
-    struct trk_ct_index child_ix;
+    struct trk_hindex child_ix;
     bool child_stale; /* prune rewrote the nodes: rebuild before the next add */
     struct frame_key *fkeys;
     size_t nfkeys, fkeys_cap;
-    struct trk_ct_index frame_ix;
+    struct trk_hindex frame_ix;
     struct trk_frame_buf fb;
 };
-
-static int grow(void **v, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 64;
-    while (n < need) {
-        if (n > SIZE_MAX / 2 / elem)
-            return -1;
-        n *= 2;
-    }
-    void *p = realloc(*v, n * elem);
-    if (!p)
-        return -1;
-    *v = p;
-    *cap = n;
-    return 0;
-}
 
 /* ---- Strings ------------------------------------------------------------------- */
 
@@ -92,44 +75,51 @@ static char *pool_copy(struct ctree_priv *P, const char *s, size_t len)
     return out;
 }
 
+/* The id of s among the tree's strings, added when new; TRK_HINDEX_NONE
+ * when memory runs out. */
+static uint32_t intern_id(struct ctree_priv *P, const char *s)
+{
+    if (trk_hindex_reserve(&P->str_ix) < 0)
+        return TRK_HINDEX_NONE;
+    uint64_t h = trk_hash_str(s);
+    size_t pos = SIZE_MAX;
+    uint32_t e;
+    while ((e = trk_hindex_next(&P->str_ix, h, &pos)) != TRK_HINDEX_NONE)
+        if (strcmp(P->strs[e], s) == 0)
+            return e;
+    char *copy = pool_copy(P, s, strlen(s));
+    if (!copy || P->nstrs >= TRK_HINDEX_NONE - 1 ||
+        trk_grow((void **)&P->strs, &P->strs_cap, P->nstrs + 1, sizeof(*P->strs)) < 0)
+        return TRK_HINDEX_NONE;
+    P->strs[P->nstrs] = copy;
+    trk_hindex_put(&P->str_ix, pos, h, (uint32_t)P->nstrs);
+    return (uint32_t)P->nstrs++;
+}
+
 /* The tree's copy of s (NULL stays NULL); equal strings give one pointer,
  * so locations compare by pointer. *err is set when memory runs out. */
 static const char *intern_str(struct ctree_priv *P, const char *s, bool *err)
 {
     if (!s)
         return NULL;
-    if (index_reserve(&P->str_ix) < 0) {
+    uint32_t e = intern_id(P, s);
+    if (e == TRK_HINDEX_NONE) {
         *err = true;
         return NULL;
     }
-    uint64_t h = hash_str(s);
-    size_t pos = SIZE_MAX;
-    uint32_t e;
-    while ((e = index_next(&P->str_ix, h, &pos)) != TRK_CT_NONE)
-        if (strcmp(P->strs[e], s) == 0)
-            return P->strs[e];
-    char *copy = pool_copy(P, s, strlen(s));
-    if (!copy || P->nstrs >= TRK_CT_NONE ||
-        grow((void **)&P->strs, &P->strs_cap, P->nstrs + 1, sizeof(*P->strs)) < 0) {
-        *err = true;
-        return NULL;
-    }
-    P->strs[P->nstrs] = copy;
-    index_put(&P->str_ix, pos, h, (uint32_t)P->nstrs);
-    P->nstrs++;
-    return copy;
+    return P->strs[e];
 }
 
 /* ---- Locations -------------------------------------------------------------------- */
 
 static uint64_t loc_hash(const struct trk_location *l)
 {
-    uint64_t h = mix64(l->kind + 1 + ((uint64_t)l->python << 32));
-    h = hash_add(h, (uint64_t)(uintptr_t)l->function);
-    h = hash_add(h, (uint64_t)(uintptr_t)l->file);
-    h = hash_add(h, l->line);
-    h = hash_add(h, (uint64_t)(uintptr_t)l->module);
-    return hash_add(h, l->offset);
+    uint64_t h = trk_mix64(l->kind + 1 + ((uint64_t)l->python << 32));
+    h = trk_hash_add(h, (uint64_t)(uintptr_t)l->function);
+    h = trk_hash_add(h, (uint64_t)(uintptr_t)l->file);
+    h = trk_hash_add(h, l->line);
+    h = trk_hash_add(h, (uint64_t)(uintptr_t)l->module);
+    return trk_hash_add(h, l->offset);
 }
 
 static bool loc_equal(const struct trk_location *a, const struct trk_location *b)
@@ -144,21 +134,21 @@ static bool loc_equal(const struct trk_location *a, const struct trk_location *b
 static uint32_t loc_get(struct trk_ctree *t, const struct trk_location *key, bool *created)
 {
     struct ctree_priv *P = t->priv;
-    if (index_reserve(&P->loc_ix) < 0)
-        return TRK_CT_NONE;
+    if (trk_hindex_reserve(&P->loc_ix) < 0)
+        return TRK_HINDEX_NONE;
     uint64_t h = loc_hash(key);
     size_t pos = SIZE_MAX;
     uint32_t e;
-    while ((e = index_next(&P->loc_ix, h, &pos)) != TRK_CT_NONE)
+    while ((e = trk_hindex_next(&P->loc_ix, h, &pos)) != TRK_HINDEX_NONE)
         if (loc_equal(&P->keys[e], key))
             return e;
-    if (t->nlocs >= TRK_CT_NONE ||
-        grow((void **)&t->locs, &P->locs_cap, t->nlocs + 1, sizeof(*t->locs)) < 0 ||
-        grow((void **)&P->keys, &P->keys_cap, t->nlocs + 1, sizeof(*P->keys)) < 0)
-        return TRK_CT_NONE;
+    if (t->nlocs >= TRK_HINDEX_NONE ||
+        trk_grow((void **)&t->locs, &P->locs_cap, t->nlocs + 1, sizeof(*t->locs)) < 0 ||
+        trk_grow((void **)&P->keys, &P->keys_cap, t->nlocs + 1, sizeof(*P->keys)) < 0)
+        return TRK_HINDEX_NONE;
     t->locs[t->nlocs] = *key;
     P->keys[t->nlocs] = *key;
-    index_put(&P->loc_ix, pos, h, (uint32_t)t->nlocs);
+    trk_hindex_put(&P->loc_ix, pos, h, (uint32_t)t->nlocs);
     if (created)
         *created = true;
     return (uint32_t)t->nlocs++;
@@ -169,57 +159,77 @@ static uint32_t synthetic_loc(struct trk_ctree *t, uint32_t kind, const char *la
 {
     bool err = false;
     struct trk_location key = {.kind = kind, .function = intern_str(t->priv, label, &err)};
-    return err ? TRK_CT_NONE : loc_get(t, &key, NULL);
+    return err ? TRK_HINDEX_NONE : loc_get(t, &key, NULL);
 }
 
-/* The key a frame is known by: lines merge under by_function, and a frame
- * without a function is its module and offset. The by_function location
- * keeps the first file seen, for display only. */
+static const char *base_of(const char *path)
+{
+    const char *b = path ? strrchr(path, '/') : NULL;
+    return b ? b + 1 : path;
+}
+
+/* The key a frame is known by: its function, file, line and module (the
+ * file and line even without a function: a line table can name them), a
+ * frame without a function also by its offset in the module. Under
+ * by_function, files and lines are not part of it (a function shows the
+ * first file seen); under basenames, files and modules compare by
+ * basename and show the first paths seen. */
 static uint32_t frame_loc_slow(struct trk_ctree *t, const struct trk_frame *f)
 {
     struct ctree_priv *P = t->priv;
-    bool err = false;
+    bool err = false, base = t->opts.basenames;
+    bool file_keyed = !t->opts.by_function;
     struct trk_location key = {.kind = TRK_LOC_FRAME, .python = f->python ? 1 : 0};
     key.function = intern_str(P, f->function, &err);
-    key.module = intern_str(P, f->module, &err);
-    if (!f->function) {
+    key.module = intern_str(P, base ? base_of(f->module) : f->module, &err);
+    if (!f->function)
         key.offset = f->offset;
-    } else if (!t->opts.by_function) {
-        key.file = intern_str(P, f->file, &err);
+    if (file_keyed) {
+        key.file = intern_str(P, base ? base_of(f->file) : f->file, &err);
         key.line = f->line;
     }
     if (err)
-        return TRK_CT_NONE;
+        return TRK_HINDEX_NONE;
     bool created = false;
     uint32_t l = loc_get(t, &key, &created);
-    if (created && f->function && t->opts.by_function)
-        t->locs[l].file = intern_str(P, f->file, &err); /* not part of its key */
-    return err ? TRK_CT_NONE : l;
+    if (l == TRK_HINDEX_NONE || !created)
+        return l;
+    struct trk_location *shown = &t->locs[l];
+    if ((base && file_keyed) || (!file_keyed && f->function))
+        shown->file = intern_str(P, f->file, &err);
+    if (base)
+        shown->module = intern_str(P, f->module, &err);
+    return err ? TRK_HINDEX_NONE : l;
+}
+
+uint32_t trk_ctree_location(struct trk_ctree *t, const struct trk_frame *f)
+{
+    return t->priv ? frame_loc_slow(t, f) : TRK_CTREE_NONE;
 }
 
 static uint32_t frame_loc(struct trk_ctree *t, const struct trk_frame *f)
 {
     struct ctree_priv *P = t->priv;
-    if (index_reserve(&P->frame_ix) < 0)
+    if (trk_hindex_reserve(&P->frame_ix) < 0)
         return frame_loc_slow(t, f); /* no cache, still correct */
     uint64_t off = f->function ? 0 : f->offset;
-    uint64_t h = mix64((uint64_t)(uintptr_t)f->function);
-    h = hash_add(h, (uint64_t)(uintptr_t)f->file);
-    h = hash_add(h, (uint64_t)(uintptr_t)f->module);
-    h = hash_add(h, f->line);
-    h = hash_add(h, off);
+    uint64_t h = trk_mix64((uint64_t)(uintptr_t)f->function);
+    h = trk_hash_add(h, (uint64_t)(uintptr_t)f->file);
+    h = trk_hash_add(h, (uint64_t)(uintptr_t)f->module);
+    h = trk_hash_add(h, f->line);
+    h = trk_hash_add(h, off);
     uint32_t py = f->python ? 1 : 0;
     size_t pos = SIZE_MAX;
     uint32_t e;
-    while ((e = index_next(&P->frame_ix, h, &pos)) != TRK_CT_NONE) {
+    while ((e = trk_hindex_next(&P->frame_ix, h, &pos)) != TRK_HINDEX_NONE) {
         const struct frame_key *k = &P->fkeys[e];
         if (k->function == f->function && k->file == f->file && k->module == f->module &&
             k->line == f->line && k->offset == off && k->python == py)
             return k->loc;
     }
     uint32_t loc = frame_loc_slow(t, f);
-    if (loc == TRK_CT_NONE || P->nfkeys >= TRK_CT_NONE ||
-        grow((void **)&P->fkeys, &P->fkeys_cap, P->nfkeys + 1, sizeof(*P->fkeys)) < 0)
+    if (loc == TRK_HINDEX_NONE || P->nfkeys >= TRK_HINDEX_NONE ||
+        trk_grow((void **)&P->fkeys, &P->fkeys_cap, P->nfkeys + 1, sizeof(*P->fkeys)) < 0)
         return loc;
     P->fkeys[P->nfkeys] = (struct frame_key){.function = f->function,
                                              .file = f->file,
@@ -228,7 +238,7 @@ static uint32_t frame_loc(struct trk_ctree *t, const struct trk_frame *f)
                                              .line = f->line,
                                              .python = py,
                                              .loc = loc};
-    index_put(&P->frame_ix, pos, h, (uint32_t)P->nfkeys);
+    trk_hindex_put(&P->frame_ix, pos, h, (uint32_t)P->nfkeys);
     P->nfkeys++;
     return loc;
 }
@@ -237,23 +247,23 @@ static uint32_t frame_loc(struct trk_ctree *t, const struct trk_frame *f)
 
 static uint64_t child_hash(uint32_t parent, uint32_t loc)
 {
-    return mix64((uint64_t)parent << 32 | loc);
+    return trk_mix64((uint64_t)parent << 32 | loc);
 }
 
 static uint32_t child_get(struct trk_ctree *t, uint32_t parent, uint32_t loc)
 {
     struct ctree_priv *P = t->priv;
-    if (index_reserve(&P->child_ix) < 0)
-        return TRK_CT_NONE;
+    if (trk_hindex_reserve(&P->child_ix) < 0)
+        return TRK_HINDEX_NONE;
     uint64_t h = child_hash(parent, loc);
     size_t pos = SIZE_MAX;
     uint32_t e;
-    while ((e = index_next(&P->child_ix, h, &pos)) != TRK_CT_NONE)
+    while ((e = trk_hindex_next(&P->child_ix, h, &pos)) != TRK_HINDEX_NONE)
         if (t->nodes[e].parent == parent && t->nodes[e].loc == loc)
             return e;
-    if (t->nnodes >= TRK_CT_NONE ||
-        grow((void **)&t->nodes, &P->nodes_cap, t->nnodes + 1, sizeof(*t->nodes)) < 0)
-        return TRK_CT_NONE;
+    if (t->nnodes >= TRK_HINDEX_NONE ||
+        trk_grow((void **)&t->nodes, &P->nodes_cap, t->nnodes + 1, sizeof(*t->nodes)) < 0)
+        return TRK_HINDEX_NONE;
     uint32_t n = (uint32_t)t->nnodes;
     struct trk_ctree_node *x = &t->nodes[n];
     memset(x, 0, sizeof(*x));
@@ -261,7 +271,7 @@ static uint32_t child_get(struct trk_ctree *t, uint32_t parent, uint32_t loc)
     x->parent = parent;
     x->next_sibling = t->nodes[parent].first_child;
     t->nodes[parent].first_child = n;
-    index_put(&P->child_ix, pos, h, n);
+    trk_hindex_put(&P->child_ix, pos, h, n);
     t->nnodes++;
     return n;
 }
@@ -269,15 +279,15 @@ static uint32_t child_get(struct trk_ctree *t, uint32_t parent, uint32_t loc)
 static int rebuild_children(struct trk_ctree *t)
 {
     struct ctree_priv *P = t->priv;
-    index_clear(&P->child_ix);
+    trk_hindex_clear(&P->child_ix);
     for (uint32_t n = 1; n < t->nnodes; n++) {
-        if (index_reserve(&P->child_ix) < 0)
+        if (trk_hindex_reserve(&P->child_ix) < 0)
             return -1;
         uint64_t h = child_hash(t->nodes[n].parent, t->nodes[n].loc);
         size_t pos = SIZE_MAX;
-        while (index_next(&P->child_ix, h, &pos) != TRK_CT_NONE)
+        while (trk_hindex_next(&P->child_ix, h, &pos) != TRK_HINDEX_NONE)
             ;
-        index_put(&P->child_ix, pos, h, n);
+        trk_hindex_put(&P->child_ix, pos, h, n);
     }
     P->child_stale = false;
     return 0;
@@ -339,10 +349,10 @@ int trk_ctree_init(struct trk_ctree *t, const struct trk_ctree_options *o)
         t->opts.thread = -1;
     struct ctree_priv *P = calloc(1, sizeof(*P));
     t->priv = P;
-    if (!P || index_init(&P->str_ix) < 0 || index_init(&P->loc_ix) < 0 ||
-        index_init(&P->child_ix) < 0 || index_init(&P->frame_ix) < 0 ||
-        grow((void **)&t->locs, &P->locs_cap, 1, sizeof(*t->locs)) < 0 ||
-        grow((void **)&t->nodes, &P->nodes_cap, 1, sizeof(*t->nodes)) < 0) {
+    if (!P || trk_hindex_init(&P->str_ix) < 0 || trk_hindex_init(&P->loc_ix) < 0 ||
+        trk_hindex_init(&P->child_ix) < 0 || trk_hindex_init(&P->frame_ix) < 0 ||
+        trk_grow((void **)&t->locs, &P->locs_cap, 1, sizeof(*t->locs)) < 0 ||
+        trk_grow((void **)&t->nodes, &P->nodes_cap, 1, sizeof(*t->nodes)) < 0) {
         trk_ctree_free(t);
         return -1;
     }
@@ -383,7 +393,7 @@ static int cmp_tid(const void *a, const void *b)
     return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
-/* Per thread of p: its node under base, made on first use (TRK_CT_NONE until
+/* Per thread of p: its node under base, made on first use (TRK_HINDEX_NONE until
  * then), and whether its tid names another thread of p too. */
 struct thread_nodes {
     uint32_t *node;
@@ -401,7 +411,7 @@ static int thread_nodes_init(struct thread_nodes *tn, const struct trk_profile *
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
-        tn->node[i] = TRK_CT_NONE;
+        tn->node[i] = TRK_HINDEX_NONE;
         v[i] = (struct tid_ent){p->threads[i].tid, (uint32_t)i};
     }
     qsort(v, n, sizeof(*v), cmp_tid);
@@ -422,13 +432,13 @@ static uint32_t thread_node(struct trk_ctree *t, const struct trk_profile *p,
                             struct thread_nodes *tn, uint32_t base, uint32_t thread)
 {
     bool known = thread < p->nthreads;
-    if (known && tn->node[thread] != TRK_CT_NONE)
+    if (known && tn->node[thread] != TRK_HINDEX_NONE)
         return tn->node[thread];
     char label[160];
     uint32_t l =
         synthetic_loc(t, TRK_LOC_THREAD,
                       thread_label(p, thread, known && tn->reused[thread], label, sizeof(label)));
-    uint32_t n = l == TRK_CT_NONE ? TRK_CT_NONE : child_get(t, base, l);
+    uint32_t n = l == TRK_HINDEX_NONE ? TRK_HINDEX_NONE : child_get(t, base, l);
     if (known)
         tn->node[thread] = n;
     return n;
@@ -441,8 +451,37 @@ static bool site_selected(const struct trk_ctree *t, const struct trk_site *s)
     return t->opts.thread < 0 || (uint64_t)t->opts.thread == s->thread;
 }
 
+/* by_import: the node of import chain `import` of profile p under base,
+ * one "import MODULE" level per open import, outermost first; base itself
+ * for allocations outside imports. TRK_HINDEX_NONE when memory ran out. */
+static uint32_t import_node(struct trk_ctree *t, const struct trk_profile *p, uint32_t base,
+                            uint32_t import)
+{
+    uint32_t chain[256], n = 0;
+    /* Chains are as deep as imports nest; past 256 the outermost are cut
+     * (a bound on a corrupt or cyclic table too). */
+    for (uint32_t i = import; i && i < p->nimports && n < 256; i = p->imports[i].parent)
+        chain[n++] = i;
+    uint32_t node = base;
+    char label[TRK_PY_STR_MAX + 16];
+    while (n-- > 0 && node != TRK_HINDEX_NONE) {
+        const char *module = p->imports[chain[n]].module;
+        snprintf(label, sizeof(label), "import %s", module ? module : "?");
+        uint32_t l = synthetic_loc(t, TRK_LOC_IMPORT, label);
+        node = l == TRK_HINDEX_NONE ? TRK_HINDEX_NONE : child_get(t, node, l);
+    }
+    return node;
+}
+
 int trk_ctree_add(struct trk_ctree *t, const struct trk_profile *p, const struct trk_reader *r,
                   struct trk_symbolizer *s, const char *process_label)
+{
+    return trk_ctree_add_sites(t, p, r, s, process_label, NULL);
+}
+
+int trk_ctree_add_sites(struct trk_ctree *t, const struct trk_profile *p,
+                        const struct trk_reader *r, struct trk_symbolizer *s,
+                        const char *process_label, uint32_t *site_node)
 {
     struct ctree_priv *P = t->priv;
     if (!P)
@@ -450,13 +489,13 @@ int trk_ctree_add(struct trk_ctree *t, const struct trk_profile *p, const struct
     if (P->child_stale && rebuild_children(t) < 0)
         return -1;
     /* Frame pointers are only meaningful within one symbolizer. */
-    index_clear(&P->frame_ix);
+    trk_hindex_clear(&P->frame_ix);
     P->nfkeys = 0;
     uint32_t base = 0;
     if (process_label) {
         uint32_t l = synthetic_loc(t, TRK_LOC_PROCESS, process_label);
-        base = l == TRK_CT_NONE ? TRK_CT_NONE : child_get(t, 0, l);
-        if (base == TRK_CT_NONE)
+        base = l == TRK_HINDEX_NONE ? TRK_HINDEX_NONE : child_get(t, 0, l);
+        if (base == TRK_HINDEX_NONE)
             return -1;
     }
     struct thread_nodes tn = {0};
@@ -465,6 +504,8 @@ int trk_ctree_add(struct trk_ctree *t, const struct trk_profile *p, const struct
         return -1;
     }
     int rc = 0;
+    for (size_t i = 0; site_node && i < p->nsites; i++)
+        site_node[i] = TRK_CTREE_NONE;
     for (size_t i = 0; i < p->nsites && rc == 0; i++) {
         const struct trk_site *site = &p->sites[i];
         if (!site_selected(t, site))
@@ -476,8 +517,10 @@ int trk_ctree_add(struct trk_ctree *t, const struct trk_profile *p, const struct
         uint32_t node = base;
         if (t->opts.split_threads)
             node = thread_node(t, p, &tn, base, site->thread);
+        if (t->opts.by_import && site->import && node != TRK_HINDEX_NONE)
+            node = import_node(t, p, node, site->import);
         const struct trk_frame *fr;
-        int n = node == TRK_CT_NONE
+        int n = node == TRK_HINDEX_NONE
                     ? -1
                     : trk_stack_frames(r, s, site->stack, &t->opts.frames, &P->fb, &fr);
         if (n < 0) {
@@ -488,8 +531,8 @@ int trk_ctree_add(struct trk_ctree *t, const struct trk_profile *p, const struct
             /* Top-down paths start at the outermost frame. */
             const struct trk_frame *f = t->opts.inverted ? &fr[k] : &fr[n - 1 - k];
             uint32_t l = frame_loc(t, f);
-            node = l == TRK_CT_NONE ? TRK_CT_NONE : child_get(t, node, l);
-            if (node == TRK_CT_NONE) {
+            node = l == TRK_HINDEX_NONE ? TRK_HINDEX_NONE : child_get(t, node, l);
+            if (node == TRK_HINDEX_NONE) {
                 rc = -1;
                 break;
             }
@@ -497,6 +540,8 @@ int trk_ctree_add(struct trk_ctree *t, const struct trk_profile *p, const struct
         if (rc == 0) {
             t->nodes[node].self_bytes += bytes;
             t->nodes[node].self_count += count;
+            if (site_node)
+                site_node[i] = node;
         }
     }
     thread_nodes_free(&tn);
@@ -527,7 +572,7 @@ static void sort_children(struct trk_ctree *t)
     for (uint32_t n = 0; n < t->nnodes; n++) {
         size_t k = 0;
         for (uint32_t c = t->nodes[n].first_child; c; c = t->nodes[c].next_sibling) {
-            if (grow((void **)&v, &cap, k + 1, sizeof(*v)) < 0) {
+            if (trk_grow((void **)&v, &cap, k + 1, sizeof(*v)) < 0) {
                 free(v);
                 return; /* unsorted but intact */
             }
@@ -594,8 +639,8 @@ static int merge_small(struct trk_ctree *t, uint32_t n, double limit, uint32_t o
     if (!small)
         return 0;
     struct ctree_priv *P = t->priv;
-    if (t->nnodes >= TRK_CT_NONE ||
-        grow((void **)&t->nodes, &P->nodes_cap, t->nnodes + 1, sizeof(*t->nodes)) < 0)
+    if (t->nnodes >= TRK_HINDEX_NONE ||
+        trk_grow((void **)&t->nodes, &P->nodes_cap, t->nnodes + 1, sizeof(*t->nodes)) < 0)
         return -1;
     uint32_t *at = &t->nodes[n].first_child;
     while (*at) {
@@ -628,7 +673,7 @@ size_t trk_ctree_prune(struct trk_ctree *t, double min_fraction)
     /* Room for one OTHER node per original node, at most. */
     uint8_t *removed = calloc(2 * orig, 1);
     uint32_t *renum = malloc(2 * orig * sizeof(*renum));
-    if (other == TRK_CT_NONE || !removed || !renum) {
+    if (other == TRK_HINDEX_NONE || !removed || !renum) {
         free(removed);
         free(renum);
         return 0;
@@ -674,10 +719,10 @@ void trk_ctree_free(struct trk_ctree *t)
         free(P->strs);
         free(P->keys);
         free(P->fkeys);
-        index_free(&P->str_ix);
-        index_free(&P->loc_ix);
-        index_free(&P->child_ix);
-        index_free(&P->frame_ix);
+        trk_hindex_free(&P->str_ix);
+        trk_hindex_free(&P->loc_ix);
+        trk_hindex_free(&P->child_ix);
+        trk_hindex_free(&P->frame_ix);
         trk_frame_buf_free(&P->fb);
         free(P);
     }
@@ -695,6 +740,8 @@ const char *trk_location_name(const struct trk_location *l, char *buf, size_t le
         return l->function ? l->function : "[process]";
     case TRK_LOC_THREAD:
         return l->function ? l->function : "[thread]";
+    case TRK_LOC_IMPORT:
+        return l->function ? l->function : "[import]";
     default:
         break;
     }
@@ -710,4 +757,32 @@ const char *trk_location_name(const struct trk_location *l, char *buf, size_t le
     else
         snprintf(buf, len, "0x%llx", (unsigned long long)l->offset);
     return buf;
+}
+
+uint32_t trk_ctree_string_id(struct trk_ctree *t, const char *s)
+{
+    return t->priv && s ? intern_id(t->priv, s) : TRK_CTREE_NONE;
+}
+
+const char *trk_ctree_string(const struct trk_ctree *t, uint32_t id)
+{
+    const struct ctree_priv *P = t->priv;
+    return P && id < P->nstrs ? P->strs[id] : NULL;
+}
+
+size_t trk_ctree_nstrings(const struct trk_ctree *t)
+{
+    const struct ctree_priv *P = t->priv;
+    return P ? P->nstrs : 0;
+}
+
+const char *trk_frame_name(const struct trk_frame *f, char *buf, size_t len)
+{
+    struct trk_location l = {.function = f->function,
+                             .file = f->file,
+                             .line = f->line,
+                             .module = f->module,
+                             .offset = f->offset,
+                             .kind = TRK_LOC_FRAME};
+    return trk_location_name(&l, buf, len);
 }

@@ -76,7 +76,10 @@ enum trk_loc_kind {
     TRK_LOC_PROCESS = 1, /* synthetic root of one capture: function = "pid N: command" */
     TRK_LOC_THREAD = 2,  /* synthetic level when threads are split */
     TRK_LOC_OTHER = 3,   /* synthetic: children merged below the threshold */
+    TRK_LOC_IMPORT = 4,  /* synthetic, by_import: function = "import MODULE" */
 };
+
+#define TRK_CTREE_NONE UINT32_MAX /* no node: a site outside the selection */
 
 struct trk_ctree_node {
     uint32_t loc; /* index into locs; node 0 (root) has loc 0, unused */
@@ -94,6 +97,13 @@ struct trk_ctree_options {
     int split_threads; /* a thread level under each process */
     int64_t thread;    /* only this profile thread index; -1 = all */
     int by_function;   /* location = (function, module): lines merged */
+    /* Python: each site under the imports open on its thread when it was
+     * made (a profile built with split_by_import), one TRK_LOC_IMPORT level
+     * per import, outermost first; sites outside imports keep their paths. */
+    int by_import;
+    /* Files and modules compare by basename (a diff across builds); a
+     * location shows the paths of the first frame seen. */
+    int basenames;
     struct trk_frames_options frames;
 };
 
@@ -116,6 +126,21 @@ int trk_ctree_init(struct trk_ctree *t, const struct trk_ctree_options *o);
 int trk_ctree_add(struct trk_ctree *t, const struct trk_profile *p, const struct trk_reader *r,
                   struct trk_symbolizer *s, const char *process_label);
 
+/* trk_ctree_add that also says where each site went: site_node[i] (p->nsites
+ * entries) is the node site i adds to, TRK_CTREE_NONE for sites outside the
+ * selection. Nodes keep their numbers through finish (not through prune),
+ * so a caller can re-sum them by thread or time. */
+int trk_ctree_add_sites(struct trk_ctree *t, const struct trk_profile *p,
+                        const struct trk_reader *r, struct trk_symbolizer *s,
+                        const char *process_label, uint32_t *site_node);
+
+/* The location of frame f as the options key it (line-level unless
+ * by_function), added when new: the tree as a table of locations, for
+ * reports that group by location and not by path. Location 0 is the
+ * root's, so frames number from 1 in the order first seen. Returns
+ * TRK_CTREE_NONE when memory ran out. */
+uint32_t trk_ctree_location(struct trk_ctree *t, const struct trk_frame *f);
+
 /* Computes totals; call once after the last add. Children are sorted by
  * total bytes, largest first. */
 void trk_ctree_finish(struct trk_ctree *t);
@@ -127,7 +152,17 @@ size_t trk_ctree_prune(struct trk_ctree *t, double min_fraction);
 
 void trk_ctree_free(struct trk_ctree *t);
 
+/* The tree's strings (functions, files, modules, labels, and whatever a
+ * caller adds), interned by content: equal strings have one id, ids count
+ * from 0 in the order strings were first seen. trk_ctree_string_id adds s
+ * when new; TRK_CTREE_NONE for NULL or when memory ran out. */
+uint32_t trk_ctree_string_id(struct trk_ctree *t, const char *s);
+const char *trk_ctree_string(const struct trk_ctree *t, uint32_t id);
+size_t trk_ctree_nstrings(const struct trk_ctree *t);
+
 /* A readable name for a location: "function", else "module+0xoffset". */
 const char *trk_location_name(const struct trk_location *l, char *buf, size_t len);
+/* The same name for a frame as a line-level location of it. */
+const char *trk_frame_name(const struct trk_frame *f, char *buf, size_t len);
 
 #endif /* TRK_CALLTREE_H */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "analysis/calltree.h"
+#include "common/grow.h"
 
 /* Longer than any stack the capture engine records (1024 frames); a corrupt
  * chain, cyclic or not, stops here. */
@@ -157,21 +158,6 @@ static bool py_hidden(const struct py_hide *h, const struct trk_frame *f)
     return h->on && is_interpreter_module(f->module);
 }
 
-static int reserve(struct trk_frame_buf *buf, size_t n)
-{
-    if (n <= buf->cap)
-        return 0;
-    size_t cap = buf->cap ? buf->cap : 64;
-    while (cap < n)
-        cap *= 2;
-    struct trk_frame *v = realloc(buf->v, cap * sizeof(*v));
-    if (!v)
-        return -1;
-    buf->v = v;
-    buf->cap = cap;
-    return 0;
-}
-
 int trk_stack_frames(const struct trk_reader *r, struct trk_symbolizer *s, uint64_t stack,
                      const struct trk_frames_options *o, struct trk_frame_buf *buf,
                      const struct trk_frame **out)
@@ -201,7 +187,7 @@ int trk_stack_frames(const struct trk_reader *r, struct trk_symbolizer *s, uint6
             dropping = false;
             if ((py.on || py.imports) && py_hidden(&py, &fr[k]))
                 continue;
-            if (reserve(buf, buf->n + 1) < 0)
+            if (TRK_GROW(buf->v, buf->cap, buf->n + 1) < 0)
                 return -1;
             buf->v[buf->n++] = fr[k];
         }

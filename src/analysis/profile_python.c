@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "analysis/profile_internal.h"
+#include "common/grow.h"
 
 #define INDEX_MAX (UINT32_MAX - 1)
 
@@ -31,21 +32,6 @@ static uint64_t hash_chain(uint32_t parent, const char *module)
     for (const char *p = module; p && *p; p++) /* entry 0 has none */
         h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
     return mix(h);
-}
-
-static int grow(void **v, size_t *cap, size_t n, size_t elem)
-{
-    if (n < *cap)
-        return 0;
-    size_t ncap = *cap ? *cap * 2 : 16;
-    if (ncap > SIZE_MAX / elem)
-        return -1;
-    void *p = realloc(*v, ncap * elem);
-    if (!p)
-        return -1;
-    *v = p;
-    *cap = ncap;
-    return 0;
 }
 
 /* Rebuilds an index of entry + 1 values with twice the slots. */
@@ -84,7 +70,7 @@ static uint32_t chain_get(struct trk_prof_ctx *c, uint32_t parent, const char *m
 {
     struct trk_prof_py *py = &c->py;
     if (py->nchains == 0) { /* entry 0: no import */
-        if (grow((void **)&py->chains, &py->chains_cap, 0, sizeof(*py->chains)) < 0)
+        if (trk_grow((void **)&py->chains, &py->chains_cap, 1, sizeof(*py->chains)) < 0)
             goto oom;
         py->chains[0] = (struct trk_import_ctx){0};
         py->nchains = 1;
@@ -100,7 +86,7 @@ static uint32_t chain_get(struct trk_prof_ctx *c, uint32_t parent, const char *m
     }
     char *copy = strdup(module);
     if (!copy || py->nchains >= INDEX_MAX ||
-        grow((void **)&py->chains, &py->chains_cap, py->nchains, sizeof(*py->chains)) < 0) {
+        trk_grow((void **)&py->chains, &py->chains_cap, py->nchains + 1, sizeof(*py->chains)) < 0) {
         free(copy);
         goto oom;
     }
@@ -146,7 +132,7 @@ uint32_t trk_prof_key_thread(struct trk_prof_ctx *c, uint32_t ti)
         }
     }
     if (py->nkeys >= INDEX_MAX ||
-        grow((void **)&py->keys, &py->keys_cap, py->nkeys, sizeof(*py->keys)) < 0)
+        trk_grow((void **)&py->keys, &py->keys_cap, py->nkeys + 1, sizeof(*py->keys)) < 0)
         goto oom;
     py->keys[py->nkeys] = (struct trk_prof_key_thread){.thread = ti, .import = t->import};
     py->key_index[h] = (uint32_t)++py->nkeys;

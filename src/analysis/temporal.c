@@ -21,32 +21,10 @@
 
 #include "analysis/live_map.h"
 #include "analysis/temporal.h"
+#include "common/grow.h"
+#include "common/hash.h"
 
 #define NONE UINT32_MAX
-
-static inline uint64_t mix64(uint64_t k)
-{
-    k ^= k >> 33;
-    k *= UINT64_C(0xff51afd7ed558ccd);
-    k ^= k >> 33;
-    k *= UINT64_C(0xc4ceb9fe1a85ec53);
-    return k ^ (k >> 33);
-}
-
-static int grow(void **v, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 256;
-    while (n < need)
-        n *= 2;
-    void *p = realloc(*v, n * elem);
-    if (!p)
-        return -1;
-    *v = p;
-    *cap = n;
-    return 0;
-}
 
 /* ---- Rows: (site, from, to) -> index, open addressing -------------------- */
 
@@ -61,7 +39,7 @@ struct rowtab {
 
 static uint64_t row_hash(uint32_t site, uint32_t from, uint32_t to)
 {
-    return mix64((uint64_t)site << 32 ^ (uint64_t)from << 16 ^ to);
+    return trk_mix64((uint64_t)site << 32 ^ (uint64_t)from << 16 ^ to);
 }
 
 static int rowtab_rehash(struct rowtab *t, size_t nslots)
@@ -93,8 +71,8 @@ static uint32_t rowtab_get(struct rowtab *t, uint32_t site, uint32_t from, uint3
         if (r->site == site && r->from == from && r->to == to)
             return t->slots[k] - 1;
     }
-    if (t->n >= NONE - 1 || grow((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v)) < 0 ||
-        grow((void **)&t->pending, &t->pcap, t->n + 1, 1) < 0)
+    if (t->n >= NONE - 1 || trk_grow((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v)) < 0 ||
+        trk_grow((void **)&t->pending, &t->pcap, t->n + 1, 1) < 0)
         return NONE;
     t->v[t->n] = (struct trk_temporal_row){.site = site, .from = from, .to = to};
     t->pending[t->n] = 0;
@@ -206,7 +184,7 @@ static int sitetab_build(struct sitetab *s, const struct trk_profile *p)
         if (site->space != TRK_SPACE_HEAP || site->thread >= p->nthreads)
             continue;
         uint32_t tid = p->threads[site->thread].tid;
-        size_t k = (size_t)mix64(site->stack ^ (uint64_t)tid << 40) & s->mask;
+        size_t k = (size_t)trk_mix64(site->stack ^ (uint64_t)tid << 40) & s->mask;
         bool dup = false;
         for (; s->idx1[k]; k = (k + 1) & s->mask)
             dup |= s->keys[k] == site->stack && s->tids[k] == tid;
@@ -222,7 +200,7 @@ static int sitetab_build(struct sitetab *s, const struct trk_profile *p)
 
 static uint32_t sitetab_find(const struct sitetab *s, uint64_t stack, uint32_t tid)
 {
-    size_t k = (size_t)mix64(stack ^ (uint64_t)tid << 40) & s->mask;
+    size_t k = (size_t)trk_mix64(stack ^ (uint64_t)tid << 40) & s->mask;
     for (; s->idx1[k]; k = (k + 1) & s->mask)
         if (s->keys[k] == stack && s->tids[k] == tid)
             return s->idx1[k] - 1;
@@ -319,7 +297,7 @@ static void file_free(struct pass *s, const struct trk_live_block *b)
     s->rows.v[k].bytes += b->size;
     s->rows.v[k].count++;
     if (!s->rows.pending[k]) {
-        if (grow((void **)&s->moves, &s->moves_cap, s->nmoves + 1, sizeof(*s->moves)) < 0) {
+        if (trk_grow((void **)&s->moves, &s->moves_cap, s->nmoves + 1, sizeof(*s->moves)) < 0) {
             s->oom = true;
             return;
         }

@@ -137,8 +137,6 @@ static int render(void *ctx, struct trk_report_set *sets, FILE *f, char *err, si
     const struct trk_outfile out = *o.outfile;
     struct trk_export_capture *xc = NULL;
     char **commands = NULL;
-    struct trk_ctree tree;
-    bool have_tree = false;
     int rc = TRK_EXIT_FAIL;
     enum trk_export_format fmt = formats[o.fmt].fmt;
 
@@ -171,46 +169,14 @@ static int render(void *ctx, struct trk_report_set *sets, FILE *f, char *err, si
     snprintf(exporter, sizeof(exporter), "tracker %s", TRK_VERSION);
     struct trk_export x = {.caps = xc,
                            .ncaps = set.n,
+                           .inverted = o.inverted,
                            .select = o.select,
                            .spaces = spaces,
                            .frames = trk_report_frames(&o.ro),
                            .name = xc[0].command,
                            .exporter = exporter};
 
-    if (fmt == TRK_EXPORT_FOLDED || fmt == TRK_EXPORT_SPEEDSCOPE) {
-        /* Function-level: a flame graph merges the call sites of a function,
-         * and line-level locations would split it into same-named boxes. */
-        struct trk_ctree_options to = {.select = o.select,
-                                       .spaces = spaces,
-                                       .inverted = o.inverted,
-                                       .thread = -1,
-                                       .by_function = 1,
-                                       .frames = x.frames};
-        if (trk_ctree_init(&tree, &to) < 0)
-            goto oom;
-        have_tree = true;
-        for (size_t i = 0; i < set.n; i++)
-            if (trk_ctree_add(&tree, &set.v[i].prof, set.v[i].r, set.v[i].sym, xc[i].label) < 0)
-                goto oom;
-        trk_ctree_finish(&tree);
-        x.tree = &tree;
-    }
-
-    int wr;
-    switch (fmt) {
-    case TRK_EXPORT_PPROF:
-        wr = trk_export_pprof(f, &x, err, errlen);
-        break;
-    case TRK_EXPORT_SPEEDSCOPE:
-        wr = trk_export_speedscope(f, &x, err, errlen);
-        break;
-    case TRK_EXPORT_CHROME:
-        wr = trk_export_chrome(f, &x, err, errlen);
-        break;
-    default:
-        wr = trk_export_folded(f, &x, err, errlen);
-        break;
-    }
+    int wr = trk_export_write(f, fmt, &x, err, errlen);
     if (wr < 0) {
         /* pprof reports a failed write as a compression error: name the
          * output's own error when there is one. */
@@ -228,8 +194,6 @@ static int render(void *ctx, struct trk_report_set *sets, FILE *f, char *err, si
 oom:
     trk_cli_error("out of memory");
 done:
-    if (have_tree)
-        trk_ctree_free(&tree);
     for (size_t i = 0; commands && i < set.n; i++)
         free(commands[i]);
     free(commands);

@@ -79,11 +79,7 @@ static int add_set(const struct trk_report_set *s, int side, const struct trk_re
             if (!trk_report_space_on(o, site->space) ||
                 (!site->s.peak_bytes && !site->s.leak_bytes))
                 continue;
-            const uint32_t *ids;
-            int n = trk_site_locs(w, c, o, site->stack, lt, &ids);
-            if (n < 0)
-                return -1;
-            uint32_t sid = trk_stacktab_intern(st, ids, (uint32_t)n);
+            uint32_t sid = trk_site_stack(w, c, o, site->stack, lt, st);
             struct drow *r = sid == TRK_NO_ID ? NULL : row_at(d, sid);
             if (!r)
                 return -1;
@@ -127,15 +123,7 @@ static void print_text(FILE *out, const struct trk_report_set *before,
         fputs(", ", out);
         print_change(out, "leaked", r->leaked[0], r->leaked[1]);
         fputc('\n', out);
-        uint32_t n;
-        const uint32_t *ids = trk_stacktab_get(st, r->stack, &n);
-        if (n == 0)
-            fputs("    (no stack recorded)\n", out);
-        for (uint32_t k = 0; k < n; k++) {
-            fputs("    at ", out);
-            trk_rprint_loc(out, &lt->v[ids[k]]);
-            fputc('\n', out);
-        }
+        trk_rprint_stack(out, lt, st, r->stack);
     }
     if (changed == 0)
         fputs("\nno stack changed\n", out);
@@ -161,12 +149,7 @@ static void print_json(FILE *out, const struct trk_loctab *lt, const struct trk_
     for (size_t i = 0; i < nrows; i++) {
         const struct drow *r = rows[i];
         trk_rjson_begin_object(&j, NULL);
-        trk_rjson_begin_array(&j, "stack");
-        uint32_t n;
-        const uint32_t *ids = trk_stacktab_get(st, r->stack, &n);
-        for (uint32_t k = 0; k < n; k++)
-            trk_rjson_loc(&j, &lt->v[ids[k]]);
-        trk_rjson_end_array(&j);
+        trk_rjson_stack(&j, lt, st, r->stack);
         trk_rjson_u64(&j, "peak_before", r->peak[0]);
         trk_rjson_u64(&j, "peak_after", r->peak[1]);
         trk_rjson_i64(&j, "peak_delta", trk_rdelta(r->peak[0], r->peak[1]));

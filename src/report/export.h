@@ -46,15 +46,21 @@ struct trk_export {
     const struct trk_export_capture *caps;
     size_t ncaps;
     /* The selection as a call tree of every capture, for folded and
-     * speedscope (built with by_function set, optionally inverted). Other
-     * formats ignore it; it may be NULL for them. */
+     * speedscope (built with by_function set, optionally inverted):
+     * trk_export_write builds it; callers leave it NULL. */
     const struct trk_ctree *tree;
+    int inverted; /* folded, speedscope: innermost frame first (bottom-up) */
     enum trk_select select;
     uint32_t spaces; /* a selection of spaces (profile.h, trk_spaces_has); 0 = heap */
     struct trk_frames_options frames;
     const char *name;     /* what the profile is called in viewers */
     const char *exporter; /* "tracker <version>" */
 };
+
+/* Writes x in format fmt, building the model the format renders from.
+ * Returns as the writers below. */
+int trk_export_write(FILE *f, enum trk_export_format fmt, const struct trk_export *x, char *err,
+                     size_t errlen);
 
 /* Each writer returns 0, or -1 when memory ran out or the data cannot be
  * represented (err says why). Write errors are the caller's to detect with

@@ -176,15 +176,9 @@ static const char *stack_text(const struct trk_export *x, const struct trk_expor
     size_t o = 0;
     out[0] = '\0';
     for (int i = n - 1; i >= 0 && o + 1 < len; i--) {
-        struct trk_location l = {.function = fr[i].function,
-                                 .file = fr[i].file,
-                                 .line = fr[i].line,
-                                 .module = fr[i].module,
-                                 .offset = fr[i].offset,
-                                 .kind = TRK_LOC_FRAME};
         char name[512];
         int w = snprintf(out + o, len - o, "%s%s", o ? ";" : "",
-                         trk_location_name(&l, name, sizeof(name)));
+                         trk_frame_name(&fr[i], name, sizeof(name)));
         if (w < 0)
             break;
         o += (size_t)w;

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "report/export.h"
 #include "report/pb.h"
 
@@ -174,22 +175,15 @@ struct pp {
     size_t nmaps, capmaps;
 };
 
-/* Grows *v (of *cap elements of size sz) to hold n + 1. */
+/* Grows *v (of *cap elements of size sz) to hold n + 1; a failure sticks
+ * in pp->oom, so a run of additions checks once. */
 static bool grow(struct pp *pp, void **v, size_t *cap, size_t n, size_t sz)
 {
     if (pp->oom)
         return false;
-    if (n < *cap)
-        return true;
-    size_t c = *cap ? *cap * 2 : 64;
-    void *p = realloc(*v, c * sz);
-    if (!p) {
+    if (trk_grow(v, cap, n + 1, sz) < 0)
         pp->oom = true;
-        return false;
-    }
-    *v = p;
-    *cap = c;
-    return true;
+    return !pp->oom;
 }
 
 #define GROW(pp, arr, n, cap) grow(pp, (void **)&(arr), &(cap), n, sizeof(*(arr)))
@@ -313,13 +307,7 @@ static uint64_t location_id(struct pp *pp, size_t ci, const struct trk_reader *r
     struct line *ln = (struct line *)(key + 2);
     char name[512];
     for (size_t i = 0; i < n; i++) {
-        struct trk_location l = {.function = fr[i].function,
-                                 .file = fr[i].file,
-                                 .line = fr[i].line,
-                                 .module = fr[i].module,
-                                 .offset = fr[i].offset,
-                                 .kind = TRK_LOC_FRAME};
-        ln[i].function_id = function_id(pp, trk_location_name(&l, name, sizeof(name)), fr[i].file);
+        ln[i].function_id = function_id(pp, trk_frame_name(&fr[i], name, sizeof(name)), fr[i].file);
         ln[i].line = fr[i].line;
     }
     bool added;

@@ -40,7 +40,7 @@ static void json_u64s(FILE *f, const char *name, const uint64_t *v, size_t n, bo
 /* Locations and strings the page's nodes use, renumbered densely. */
 static int write_locs(FILE *f, const struct trk_fg_model *m, const struct trk_fg_pruned *pr)
 {
-    size_t nl = m->loc_ix.n, ns = m->nstrs;
+    size_t nl = m->nlocs, ns = trk_ctree_nstrings(&m->tree);
     uint32_t *lmap = malloc((nl + 1) * sizeof(*lmap)), *smap = malloc((ns + 1) * sizeof(*smap));
     uint32_t *lorder = malloc((nl + 1) * sizeof(*lorder));
     uint32_t *sorder = malloc((ns + 1) * sizeof(*sorder));
@@ -58,7 +58,7 @@ static int write_locs(FILE *f, const struct trk_fg_model *m, const struct trk_fg
         lorder[nlo++] = l;
         static const int words[] = {0, 1, 3}; /* function, file, module */
         for (int w = 0; w < 3; w++) {
-            uint32_t sid = m->loc_ix.keys[l][words[w]];
+            uint32_t sid = m->loc_key[l][words[w]];
             if (sid < ns && smap[sid] == NONE) {
                 smap[sid] = (uint32_t)nso;
                 sorder[nso++] = sid;
@@ -69,7 +69,7 @@ static int write_locs(FILE *f, const struct trk_fg_model *m, const struct trk_fg
     for (size_t i = 0; i < nso; i++) {
         if (i)
             fputc(',', f);
-        trk_flamegraph_json_string(f, m->strs[sorder[i]], NAME_MAX_BYTES);
+        trk_flamegraph_json_string(f, trk_ctree_string(&m->tree, sorder[i]), NAME_MAX_BYTES);
     }
     fputs("],\"locs\":{", f);
     /* Columns: the key words of a location (function, file, line, module)
@@ -80,7 +80,7 @@ static int write_locs(FILE *f, const struct trk_fg_model *m, const struct trk_fg
     for (int c = 0; c < 5; c++) {
         fprintf(f, "%s\"%s\":[", c ? "," : "", cols[c]);
         for (size_t i = 0; i < nlo; i++) {
-            const uint32_t *k = m->loc_ix.keys[lorder[i]];
+            const uint32_t *k = m->loc_key[lorder[i]];
             unsigned kind = m->loc_kind[lorder[i]];
             long v;
             if (c == 4)

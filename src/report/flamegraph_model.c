@@ -13,75 +13,37 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+#include "common/hash.h"
 #include "report/flamegraph_model.h"
 
 #define NONE TRK_FG_NONE
 
 /* ---- Small tools ----------------------------------------------------------- */
 
-static int grow(void **v, size_t *cap, size_t need, size_t elem)
+static uint64_t key_hash(uint32_t a, uint32_t b, uint32_t c, uint32_t d)
 {
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 64;
-    while (n < need)
-        n *= 2;
-    void *p = realloc(*v, n * elem);
-    if (!p)
-        return -1;
-    *v = p;
-    *cap = n;
-    return 0;
-}
-
-static inline uint64_t mix64(uint64_t k)
-{
-    k ^= k >> 33;
-    k *= UINT64_C(0xff51afd7ed558ccd);
-    k ^= k >> 33;
-    k *= UINT64_C(0xc4ceb9fe1a85ec53);
-    return k ^ (k >> 33);
-}
-
-static inline uint64_t hadd(uint64_t h, uint64_t v)
-{
-    return mix64(h ^ (v + UINT64_C(0x9E3779B97F4A7C15) + (h << 6) + (h >> 2)));
-}
-
-static int keytab_rehash(struct trk_fg_keytab *t, size_t nslots)
-{
-    uint32_t *s = calloc(nslots, sizeof(*s));
-    if (!s)
-        return -1;
-    free(t->slots);
-    t->slots = s;
-    t->mask = nslots - 1;
-    for (size_t i = 0; i < t->n; i++) {
-        const uint32_t *k = t->keys[i];
-        size_t h = (size_t)hadd(hadd(hadd(mix64(k[0]), k[1]), k[2]), k[3]) & t->mask;
-        while (t->slots[h])
-            h = (h + 1) & t->mask;
-        t->slots[h] = (uint32_t)i + 1;
-    }
-    return 0;
+    return trk_hash_add(trk_hash_add(trk_hash_add(trk_mix64(a), b), c), d);
 }
 
 /* Entry of key, added when absent (*added set); NONE when out of memory. */
 static uint32_t keytab_get(struct trk_fg_keytab *t, uint32_t a, uint32_t b, uint32_t c, uint32_t d,
                            bool *added)
 {
-    if ((t->n + 1) * 2 > t->mask + 1 && keytab_rehash(t, t->mask ? (t->mask + 1) * 2 : 256) < 0)
+    if (trk_hindex_reserve(&t->ix) < 0)
         return NONE;
-    size_t h = (size_t)hadd(hadd(hadd(mix64(a), b), c), d) & t->mask;
-    for (; t->slots[h]; h = (h + 1) & t->mask) {
-        const uint32_t *k = t->keys[t->slots[h] - 1];
+    uint64_t h = key_hash(a, b, c, d);
+    size_t pos = SIZE_MAX;
+    uint32_t e;
+    while ((e = trk_hindex_next(&t->ix, h, &pos)) != TRK_HINDEX_NONE) {
+        const uint32_t *k = t->keys[e];
         if (k[0] == a && k[1] == b && k[2] == c && k[3] == d)
-            return t->slots[h] - 1;
+            return e;
     }
-    if (t->n >= NONE - 1 || grow((void **)&t->keys, &t->cap, t->n + 1, sizeof(*t->keys)) < 0)
+    if (t->n >= NONE - 1 || trk_grow((void **)&t->keys, &t->cap, t->n + 1, sizeof(*t->keys)) < 0)
         return NONE;
     memcpy(t->keys[t->n], (uint32_t[4]){a, b, c, d}, sizeof(t->keys[0]));
-    t->slots[h] = (uint32_t)t->n + 1;
+    trk_hindex_put(&t->ix, pos, h, (uint32_t)t->n);
     *added = true;
     return (uint32_t)t->n++;
 }
@@ -89,7 +51,7 @@ static uint32_t keytab_get(struct trk_fg_keytab *t, uint32_t a, uint32_t b, uint
 static void keytab_free(struct trk_fg_keytab *t)
 {
     free(t->keys);
-    free(t->slots);
+    trk_hindex_free(&t->ix);
     memset(t, 0, sizeof(*t));
 }
 
@@ -101,8 +63,8 @@ static int agg_add(struct trk_fg_agg *g, const uint32_t key[4], uint64_t bytes, 
         return -1;
     if (added) {
         size_t c1 = g->cap;
-        if (grow((void **)&g->bytes, &c1, e + 1, sizeof(*g->bytes)) < 0 ||
-            grow((void **)&g->count, &g->cap, e + 1, sizeof(*g->count)) < 0)
+        if (trk_grow((void **)&g->bytes, &c1, e + 1, sizeof(*g->bytes)) < 0 ||
+            trk_grow((void **)&g->count, &g->cap, e + 1, sizeof(*g->count)) < 0)
             return -1;
         g->bytes[e] = g->count[e] = 0;
     }
@@ -121,31 +83,10 @@ void trk_fg_agg_free(struct trk_fg_agg *g)
 
 /* ---- Strings, locations and the tree -------------------------------------- */
 
+/* The id of string s among the tree's strings. NONE when memory ran out. */
 static uint32_t str_id(struct trk_fg_model *m, const char *s)
 {
-    uint64_t h = 0xcbf29ce484222325u;
-    for (const char *p = s; *p; p++)
-        h = (h ^ (uint8_t)*p) * 0x100000001b3u;
-    h = mix64(h);
-    bool added = false;
-    /* Collisions are told apart by content through the extra key word. */
-    for (uint32_t salt = 0;; salt++) {
-        uint32_t e = keytab_get(&m->str_ix, (uint32_t)h, (uint32_t)(h >> 32), salt, 0, &added);
-        if (e == NONE)
-            return NONE;
-        if (added) {
-            char *copy = strdup(s);
-            if (!copy || grow((void **)&m->strs, &m->strs_cap, e + 1, sizeof(*m->strs)) < 0) {
-                free(copy);
-                return NONE;
-            }
-            m->strs[e] = copy;
-            m->nstrs = e + 1;
-            return e;
-        }
-        if (strcmp(m->strs[e], s) == 0)
-            return e;
-    }
+    return trk_ctree_string_id(&m->tree, s);
 }
 
 static bool has_prefix(const char *s, const char *p)
@@ -161,7 +102,7 @@ static const char *base_name(const char *p)
 
 /* The colour family of a frame, from its module (and, for the
  * interpreter, its function). */
-static enum trk_fg_kind classify(const struct trk_frame *f, const char *exe)
+static enum trk_fg_kind classify(const struct trk_location *f, const char *exe)
 {
     static const char *const gpu[] = {"libcuda",     "libcudart", "libnvidia",  "libcublas",
                                       "libcudnn",    "libnccl",   "libcufft",   "libcurand",
@@ -193,59 +134,43 @@ static enum trk_fg_kind classify(const struct trk_frame *f, const char *exe)
     return TRK_FG_LIB;
 }
 
-/* The location of a frame: function (or module+offset), file, line, module
- * and kind. NONE when memory ran out. */
-static uint32_t loc_of(struct trk_fg_model *m, const struct trk_frame *f, const char *exe)
+/* Appends the page's key of a location: function (or module+offset), file,
+ * line, module, and its kind. Returns -1 when memory ran out. */
+static int add_loc_key(struct trk_fg_model *m, const struct trk_location *l, const char *exe)
 {
+    if (trk_grow((void **)&m->loc_key, &m->locs_cap, m->nlocs + 1, sizeof(*m->loc_key)) < 0)
+        return -1;
+    size_t c = m->nlocs;
+    if (trk_grow((void **)&m->loc_kind, &c, m->nlocs + 1, 1) < 0)
+        return -1;
+    uint32_t *k = m->loc_key[m->nlocs];
+    if (l->kind != TRK_LOC_FRAME) {
+        /* Synthetic: a process root, an import, "other". */
+        enum trk_fg_kind kind = l->kind == TRK_LOC_PROCESS  ? TRK_FG_PROCESS
+                                : l->kind == TRK_LOC_IMPORT ? TRK_FG_IMPORT
+                                                            : TRK_FG_OTHER;
+        k[0] = str_id(m, l->function ? l->function : "[other]");
+        k[1] = k[3] = NONE - 1;
+        k[2] = kind;
+        m->loc_kind[m->nlocs++] = (uint8_t)kind;
+        return k[0] == NONE ? -1 : 0;
+    }
     char name[64];
-    const char *fn = f->function;
+    const char *fn = l->function;
     if (!fn) {
-        if (f->module)
-            snprintf(name, sizeof(name), "%.40s+0x%" PRIx64, base_name(f->module), f->offset);
+        /* Frames without a module have their address as offset. */
+        if (l->module)
+            snprintf(name, sizeof(name), "%.40s+0x%" PRIx64, base_name(l->module), l->offset);
         else
-            snprintf(name, sizeof(name), "0x%" PRIx64, f->ip);
+            snprintf(name, sizeof(name), "0x%" PRIx64, l->offset);
         fn = name;
     }
-    uint32_t a = str_id(m, fn), b = f->file ? str_id(m, f->file) : NONE - 1;
-    uint32_t d = f->module ? str_id(m, f->module) : NONE - 1;
-    if (a == NONE || b == NONE || d == NONE)
-        return NONE;
-    bool added = false;
-    uint32_t l = keytab_get(&m->loc_ix, a, b, f->line, d, &added);
-    if (l != NONE && added) {
-        if (grow((void **)&m->loc_kind, &m->kind_cap, l + 1, 1) < 0)
-            return NONE;
-        m->loc_kind[l] = (uint8_t)classify(f, exe);
-    }
-    return l;
-}
-
-/* A synthetic location (a process root, "other"). */
-static uint32_t synthetic_loc(struct trk_fg_model *m, const char *label, enum trk_fg_kind kind)
-{
-    uint32_t a = str_id(m, label);
-    bool added = false;
-    uint32_t l = a == NONE ? NONE : keytab_get(&m->loc_ix, a, NONE - 1, kind, NONE - 1, &added);
-    if (l != NONE && added) {
-        if (grow((void **)&m->loc_kind, &m->kind_cap, l + 1, 1) < 0)
-            return NONE;
-        m->loc_kind[l] = (uint8_t)kind;
-    }
-    return l;
-}
-
-static uint32_t child_of(struct trk_fg_model *m, uint32_t parent, uint32_t loc)
-{
-    bool added = false;
-    uint32_t n = keytab_get(&m->node_ix, parent, loc, 0, 0, &added);
-    if (n != NONE && added) {
-        size_t c1 = m->val_cap;
-        if (grow((void **)&m->val_bytes, &c1, n + 1, sizeof(uint64_t)) < 0 ||
-            grow((void **)&m->val_count, &m->val_cap, n + 1, sizeof(uint64_t)) < 0)
-            return NONE;
-        m->val_bytes[n] = m->val_count[n] = 0;
-    }
-    return n;
+    k[0] = str_id(m, fn);
+    k[1] = l->file ? str_id(m, l->file) : NONE - 1;
+    k[2] = l->line;
+    k[3] = l->module ? str_id(m, l->module) : NONE - 1;
+    m->loc_kind[m->nlocs++] = (uint8_t)classify(l, exe);
+    return k[0] == NONE || k[1] == NONE || k[3] == NONE ? -1 : 0;
 }
 
 /* Whether a site is drawn, and the value that sizes it for pruning. */
@@ -262,116 +187,49 @@ static bool site_value(const struct trk_site *site, const struct trk_report_opts
     return space && (*bytes || *count);
 }
 
-/* --by-import: the node of import chain `import` of profile p under base,
- * one synthetic "import MODULE" frame per open import, outermost first;
- * base itself for allocations outside imports. NONE when memory ran out. */
-static uint32_t import_node(struct trk_fg_model *m, const struct trk_profile *p, uint32_t base,
-                            uint32_t import)
-{
-    uint32_t chain[256], n = 0;
-    /* Chains are as deep as imports nest; past 256 the outermost are cut
-     * (a bound on a corrupt or cyclic table too). */
-    for (uint32_t i = import; i && i < p->nimports && n < 256; i = p->imports[i].parent)
-        chain[n++] = i;
-    uint32_t node = base;
-    char label[TRK_PY_STR_MAX + 16];
-    while (n-- > 0 && node != NONE) {
-        const char *module = p->imports[chain[n]].module;
-        snprintf(label, sizeof(label), "import %s", module ? module : "?");
-        uint32_t l = synthetic_loc(m, label, TRK_FG_IMPORT);
-        node = l == NONE ? NONE : child_of(m, node, l);
-    }
-    return node;
-}
-
-/* Adds the sites of capture ci under the root (or its process node). */
-static int add_capture(struct trk_fg_model *m, const struct trk_report_set *s, size_t ci,
-                       const struct trk_report_opts *o, const struct trk_flamegraph_opts *fo)
+/* Adds the sites of capture ci under the root (or its process node), and
+ * the page's keys of the locations it brought. */
+static int add_capture(struct trk_fg_model *m, const struct trk_report_set *s, size_t ci)
 {
     const struct trk_report_capture *c = &s->v[ci];
     const struct trk_profile *p = &c->prof;
-    const char *exe = trk_reader_info(c->r)->exe;
-    struct trk_frames_options fro = trk_report_frames(o);
-    struct trk_frame_buf fb = {0};
-    struct trk_fg_keytab by_stack = {0}; /* (stack, import) -> node: threads share stacks */
-    uint32_t *stack_node = NULL;
-    size_t sn_cap = 0;
-    int rc = -1;
     m->site_node[ci] = malloc((p->nsites ? p->nsites : 1) * sizeof(uint32_t));
-    if (!m->site_node[ci])
+    if (!m->site_node[ci] || trk_ctree_add_sites(&m->tree, p, c->r, c->sym,
+                                                 s->n > 1 ? c->label : NULL, m->site_node[ci]) < 0)
         return -1;
-    uint32_t base = 0;
-    if (s->n > 1) {
-        uint32_t l = synthetic_loc(m, c->label, TRK_FG_PROCESS);
-        if (l == NONE || (base = child_of(m, 0, l)) == NONE)
+    /* Location 0 is the root's: it gets a key too, so keys index alike. */
+    const char *exe = trk_reader_info(c->r)->exe;
+    while (m->nlocs < m->tree.nlocs)
+        if (add_loc_key(m, &m->tree.locs[m->nlocs], exe) < 0)
             return -1;
-    }
-    for (size_t i = 0; i < p->nsites; i++) {
-        const struct trk_site *site = &p->sites[i];
-        uint64_t bytes, count;
-        m->site_node[ci][i] = NONE;
-        if (!site_value(site, o, fo, &bytes, &count))
-            continue;
-        bool added = false;
-        uint32_t import = fo->by_import ? site->import : 0;
-        uint32_t e = keytab_get(&by_stack, site->stack, import, 0, 0, &added);
-        if (e == NONE || grow((void **)&stack_node, &sn_cap, e + 1, sizeof(*stack_node)) < 0)
-            goto out;
-        if (added) {
-            const struct trk_frame *fr;
-            int n = trk_stack_frames(c->r, c->sym, site->stack, &fro, &fb, &fr);
-            if (n < 0)
-                goto out;
-            uint32_t node = import ? import_node(m, p, base, import) : base;
-            for (int k = 0; k < n && node != NONE; k++) {
-                const struct trk_frame *f = fo->inverted ? &fr[k] : &fr[n - 1 - k];
-                uint32_t l = loc_of(m, f, exe);
-                node = l == NONE ? NONE : child_of(m, node, l);
-            }
-            if (node == NONE)
-                goto out;
-            stack_node[e] = node;
-        }
-        uint32_t node = stack_node[e];
-        m->site_node[ci][i] = node;
-        m->val_bytes[node] += bytes;
-        m->val_count[node] += count;
-    }
-    rc = 0;
-out:
-    trk_frame_buf_free(&fb);
-    keytab_free(&by_stack);
-    free(stack_node);
-    return rc;
-}
-
-/* Totals: children come after their parent, so one backward sweep. */
-static void sum_tree(struct trk_fg_model *m)
-{
-    for (size_t n = m->node_ix.n; n-- > 1;) {
-        uint32_t up = m->node_ix.keys[n][0];
-        m->val_bytes[up] += m->val_bytes[n];
-        m->val_count[up] += m->val_count[n];
-    }
+    return 0;
 }
 
 int trk_fg_model_build(struct trk_fg_model *m, const struct trk_report_set *s,
                        const struct trk_report_opts *o, const struct trk_flamegraph_opts *fo)
 {
     memset(m, 0, sizeof(*m));
+    /* Line-level, as drawn; --temporal sizes the tree by every heap
+     * allocation (the page re-sums it per time range). */
+    struct trk_ctree_options to = {.select = fo->temporal ? TRK_SEL_ALLOCATED : fo->select,
+                                   .spaces = fo->temporal ? 0 : trk_report_spaces(o),
+                                   .inverted = fo->inverted,
+                                   .thread = -1,
+                                   .by_import = fo->by_import,
+                                   .frames = trk_report_frames(o)};
+    if (trk_ctree_init(&m->tree, &to) < 0)
+        return -1;
     m->site_node = calloc(s->n ? s->n : 1, sizeof(*m->site_node));
     if (!m->site_node)
         return -1;
     m->ncaps = s->n;
-    /* Node 0, the root, keyed apart from every real (parent, location). */
-    if (child_of(m, NONE, NONE) != 0)
-        return -1;
     for (size_t i = 0; i < s->n; i++)
-        if (add_capture(m, s, i, o, fo) < 0)
+        if (add_capture(m, s, i) < 0)
             return -1;
-    sum_tree(m);
-    m->other_loc = synthetic_loc(m, "[other]", TRK_FG_OTHER);
-    return m->other_loc == NONE ? -1 : 0;
+    trk_ctree_finish(&m->tree);
+    m->other_loc = (uint32_t)m->nlocs;
+    struct trk_location other = {.kind = TRK_LOC_OTHER};
+    return add_loc_key(m, &other, NULL);
 }
 
 void trk_fg_model_free(struct trk_fg_model *m)
@@ -379,15 +237,9 @@ void trk_fg_model_free(struct trk_fg_model *m)
     for (size_t i = 0; m->site_node && i < m->ncaps; i++)
         free(m->site_node[i]);
     free(m->site_node);
-    for (size_t i = 0; i < m->nstrs; i++)
-        free(m->strs[i]);
-    free(m->strs);
-    keytab_free(&m->str_ix);
-    keytab_free(&m->loc_ix);
-    keytab_free(&m->node_ix);
+    trk_ctree_free(&m->tree);
+    free(m->loc_key);
     free(m->loc_kind);
-    free(m->val_bytes);
-    free(m->val_count);
     free(m->thread_base);
     free(m->thread_out);
     free(m->shown);
@@ -471,7 +323,7 @@ static uint32_t thread_of(const struct trk_fg_model *m, const struct trk_profile
 
 int trk_fg_prune(struct trk_fg_model *m, double fraction, struct trk_fg_pruned *pr)
 {
-    size_t n = m->node_ix.n;
+    size_t n = m->tree.nnodes;
     uint32_t *other = malloc(n * sizeof(*other));
     trk_fg_pruned_free(pr);
     pr->rep = malloc(n * sizeof(*pr->rep));
@@ -483,8 +335,10 @@ int trk_fg_prune(struct trk_fg_model *m, double fraction, struct trk_fg_pruned *
         free(other);
         return -1;
     }
-    const uint64_t *val = m->val_bytes[0] ? m->val_bytes : m->val_count;
-    double limit = fraction * (double)val[0];
+    const struct trk_ctree_node *nd = m->tree.nodes;
+    bool by_count = nd[0].total_bytes == 0; /* --allocated of zero-sized blocks */
+#define VAL(i) (by_count ? nd[i].total_count : nd[i].total_bytes)
+    double limit = fraction * (double)VAL(0);
     pr->rep[0] = 0;
     pr->parent[0] = pr->loc[0] = 0;
     pr->n = 1;
@@ -496,13 +350,13 @@ int trk_fg_prune(struct trk_fg_model *m, double fraction, struct trk_fg_pruned *
     }
     kept[0] = 1;
     for (size_t i = 1; i < n; i++) {
-        uint32_t up = m->node_ix.keys[i][0];
+        uint32_t up = nd[i].parent;
         other[i] = NONE;
-        if (kept[up] && (double)val[i] >= limit && val[i]) {
+        if (kept[up] && (double)VAL(i) >= limit && VAL(i)) {
             kept[i] = 1;
             pr->rep[i] = (uint32_t)pr->n;
             pr->parent[pr->n] = pr->rep[up];
-            pr->loc[pr->n++] = m->node_ix.keys[i][1];
+            pr->loc[pr->n++] = nd[i].loc;
         } else if (kept[up]) {
             if (other[up] == NONE) {
                 other[up] = (uint32_t)pr->n;
@@ -518,6 +372,7 @@ int trk_fg_prune(struct trk_fg_model *m, double fraction, struct trk_fg_pruned *
             pr->merged_frames++;
         }
     }
+#undef VAL
     free(kept);
     free(other);
     return 0;

@@ -2,9 +2,10 @@
  *
  * flamegraph_model.h - the data model behind the flamegraph page, shared by
  * flamegraph_model.c (which builds it) and flamegraph.c (which writes it as
- * JSON): interned strings and locations, a call tree that remembers the node
- * of every profile site, the page's thread numbering, pruning into "other"
- * nodes, and the per-node sums the page re-adds per thread and time range.
+ * JSON): the call tree of analysis/calltree.h with the node of every profile
+ * site, the page's strings and location keys and colour families, the
+ * page's thread numbering, pruning into "other" nodes, and the per-node
+ * sums the page re-adds per thread and time range.
  * Must not be included outside src/report/flamegraph*.c.
  */
 #ifndef TRK_FLAMEGRAPH_MODEL_H
@@ -14,7 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/calltree.h"
 #include "analysis/temporal.h"
+#include "common/hindex.h"
 #include "report/flamegraph.h"
 #include "report/report.h"
 
@@ -42,8 +45,7 @@ enum trk_fg_kind {
 struct trk_fg_keytab {
     uint32_t (*keys)[4];
     size_t n, cap;
-    uint32_t *slots; /* entry + 1; 0 = empty */
-    size_t mask;
+    struct trk_hindex ix;
 };
 
 /* Bytes and counts summed per key. */
@@ -60,19 +62,16 @@ struct trk_fg_thread {
 };
 
 struct trk_fg_model {
-    char **strs; /* interned by content, owned */
-    size_t nstrs, strs_cap;
-    struct trk_fg_keytab str_ix;
-    /* Locations: keys (function, file, line, module) as string ids,
-     * TRK_FG_NONE - 1 for "none"; synthetic ones (label, -, kind, -). */
-    struct trk_fg_keytab loc_ix;
+    /* The call tree (analysis/calltree.h): node 0 is the root, a parent
+     * always precedes its children, totals size a node for pruning. */
+    struct trk_ctree tree;
+    /* Per tree location, then other_loc: the page's key words (function
+     * or module+offset, file, line, module) as ids of the tree's strings
+     * (trk_ctree_string), TRK_FG_NONE - 1 for "none"; synthetic ones
+     * (label, -, kind, -). */
+    uint32_t (*loc_key)[4];
     uint8_t *loc_kind; /* enum trk_fg_kind per location */
-    size_t kind_cap;
-    /* Nodes: keys (parent, location); node 0 is the root. A parent always
-     * precedes its children. */
-    struct trk_fg_keytab node_ix;
-    uint64_t *val_bytes, *val_count; /* totals that size a node for pruning */
-    size_t val_cap;
+    size_t nlocs, locs_cap;
     uint32_t **site_node; /* per capture, per site: its node or TRK_FG_NONE */
     size_t ncaps;
     uint32_t other_loc;

@@ -147,15 +147,7 @@ static void print_text(FILE *out, const struct trk_report_set *s, const struct t
             fprintf(out, "\n%s bytes in %s %s%s %s at\n", trk_rfmt_grouped(g->bytes, a, sizeof(a)),
                     trk_rfmt_grouped(g->count, b, sizeof(b)), mapped ? "mapping" : "block",
                     g->count == 1 ? "" : "s", mapped ? "mapped" : "allocated");
-        uint32_t n;
-        const uint32_t *ids = trk_stacktab_get(st, g->stack, &n);
-        if (n == 0)
-            fputs("    (no stack recorded)\n", out);
-        for (uint32_t k = 0; k < n; k++) {
-            fputs("    at ", out);
-            trk_rprint_loc(out, &lt->v[ids[k]]);
-            fputc('\n', out);
-        }
+        trk_rprint_stack(out, lt, st, g->stack);
         if (g->cut)
             fputs("    ... (the stack reached the capture's depth limit: outer frames may be "
                   "missing; see tracker run --depth)\n",
@@ -216,12 +208,7 @@ static void print_json(FILE *out, const struct trk_report_set *s, const struct t
             trk_rjson_i64(&j, "device", trk_space_device(g->space));
             trk_rjson_string(&j, "kind", trk_gpu_kind_name(g->kind));
         }
-        trk_rjson_begin_array(&j, "stack");
-        uint32_t n;
-        const uint32_t *ids = trk_stacktab_get(st, g->stack, &n);
-        for (uint32_t k = 0; k < n; k++)
-            trk_rjson_loc(&j, &lt->v[ids[k]]);
-        trk_rjson_end_array(&j);
+        trk_rjson_stack(&j, lt, st, g->stack);
         trk_rjson_end_object(&j);
     }
     trk_rjson_end_array(&j);
@@ -257,11 +244,7 @@ int trk_report_leaks(const struct trk_report_set *s, const struct trk_report_opt
             const struct trk_site *site = &c->prof.sites[si];
             if (!trk_report_space_on(o, site->space) || !site->s.leak_count)
                 continue;
-            const uint32_t *ids;
-            int n = trk_site_locs(&w, c, o, site->stack, &lt, &ids);
-            if (n < 0)
-                goto oom;
-            uint32_t sid = trk_stacktab_intern(&st, ids, (uint32_t)n);
+            uint32_t sid = trk_site_stack(&w, c, o, site->stack, &lt, &st);
             struct group *x = sid == TRK_NO_ID ? NULL : group_add(&g, sid, site->space, site->kind);
             if (!x)
                 goto oom;

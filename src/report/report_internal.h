@@ -14,28 +14,29 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/hindex.h"
 #include "report/report.h"
 #include "report/report_json.h"
 
 #define TRK_NO_ID UINT32_MAX
 
-/* One location (function, file, line, module). Strings are borrowed from a
- * symbolizer of the set being reported. An unknown function is told apart by
- * its offset in the module (or its address when no module holds it). */
+/* One location (function, file, line, module). Strings belong to the
+ * table. An unknown function is told apart by its offset in the module (or
+ * its address when no module holds it). */
 struct trk_rloc {
     const char *function, *file, *module;
     uint32_t line;
     bool python; /* a Python frame (function = code name, file = co_filename) */
     uint64_t offset;
-    uint64_t hash;
 };
 
+/* Locations interned by analysis/calltree's location table (line-level),
+ * numbered from 0 in the order first seen, as struct trk_rloc. */
 struct trk_loctab {
     struct trk_rloc *v;
     size_t n, cap;
-    uint32_t *slots; /* open addressing: index + 1, 0 = empty */
-    size_t nslots;
-    bool basenames; /* compare file and module by basename (diff across builds) */
+    struct trk_ctree locs;
+    bool ok; /* locs could be set up */
 };
 
 void trk_loctab_init(struct trk_loctab *t, bool basenames);
@@ -47,15 +48,13 @@ void trk_loctab_free(struct trk_loctab *t);
 struct trk_rstack {
     size_t start;
     uint32_t len;
-    uint64_t hash;
 };
 struct trk_stacktab {
     uint32_t *ids;
     size_t nids, capids;
     struct trk_rstack *v;
     size_t n, cap;
-    uint32_t *slots;
-    size_t nslots;
+    struct trk_hindex ix;
 };
 
 void trk_stacktab_init(struct trk_stacktab *t);
@@ -81,6 +80,12 @@ int trk_site_locs(struct trk_site_walker *w, const struct trk_report_capture *c,
                   const uint32_t **ids);
 void trk_site_walker_free(struct trk_site_walker *w);
 
+/* trk_site_locs, then the stack interned in st: the stack's id, TRK_NO_ID
+ * when memory ran out. */
+uint32_t trk_site_stack(struct trk_site_walker *w, const struct trk_report_capture *c,
+                        const struct trk_report_opts *o, uint64_t stack, struct trk_loctab *lt,
+                        struct trk_stacktab *st);
+
 /* Whether a site's space is one the report covers. */
 static inline bool trk_report_space_on(const struct trk_report_opts *o, uint32_t space)
 {
@@ -100,9 +105,16 @@ const char *trk_rfmt_delta(int64_t v, char *buf, size_t len);
 const char *trk_rloc_name(const struct trk_rloc *l, char *buf, size_t len);
 /* "function (file:line) [module]", leaving out what is unknown. */
 void trk_rprint_loc(FILE *f, const struct trk_rloc *l);
+/* Stack st_id of st as "    at LOCATION" lines, innermost first, or
+ * "    (no stack recorded)" (loctab.c). */
+void trk_rprint_stack(FILE *f, const struct trk_loctab *lt, const struct trk_stacktab *st,
+                      uint32_t id);
 /* {"function", "file", "line", "module"}: paths in full, function never null;
  * "python": true on Python frames. */
 void trk_rjson_loc(struct trk_rjson *j, const struct trk_rloc *l);
+/* Stack id of st as the array "stack" of its locations (loctab.c). */
+void trk_rjson_stack(struct trk_rjson *j, const struct trk_loctab *lt,
+                     const struct trk_stacktab *st, uint32_t id);
 /* One line per capture ("pid N: command - peak heap X at T s", or with
  * --gpu each selected device's peak) and a warning line for each integrity
  * problem. */

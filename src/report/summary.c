@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "report/summary_extra.h"
+#include "common/grow.h"
 #include "report/report_internal.h"
 
 struct acc {
@@ -60,19 +61,13 @@ static int cmp_failed(const void *pa, const void *pb, void *ctx)
     return cmp_rows(pa, pb, ctx);
 }
 
-static int grow(struct acc **v, size_t *cap, size_t need)
+/* Room for need accumulators, the new ones zeroed. */
+static int acc_reserve(struct acc **v, size_t *cap, size_t need)
 {
-    if (need <= *cap)
-        return 0;
-    size_t nc = *cap ? *cap * 2 : 256;
-    while (nc < need)
-        nc *= 2;
-    struct acc *p = realloc(*v, nc * sizeof(*p));
-    if (!p)
+    size_t old = *cap;
+    if (trk_grow((void **)v, cap, need, sizeof(**v)) < 0)
         return -1;
-    memset(p + *cap, 0, (nc - *cap) * sizeof(*p));
-    *v = p;
-    *cap = nc;
+    memset(*v + old, 0, (*cap - old) * sizeof(**v));
     return 0;
 }
 
@@ -231,7 +226,7 @@ int trk_report_summary(const struct trk_report_set *s, const struct trk_report_o
                 continue;
             const uint32_t *ids;
             int n = trk_site_locs(&w, c, o, site->stack, &lt, &ids);
-            if (n < 0 || grow(&acc, &cap, lt.n) < 0)
+            if (n < 0 || acc_reserve(&acc, &cap, lt.n) < 0)
                 goto oom;
             if (n == 0)
                 continue; /* no stack: nothing to attribute it to */

@@ -553,6 +553,96 @@ static void test_location_name(void **state)
     assert_string_equal(trk_location_name(&l, buf, sizeof(buf)), "pid 7: x");
 }
 
+/* trk_ctree_add_sites says which node each site went to (what the
+ * flamegraph re-sums per thread and time range), NONE outside the
+ * selection; the tree's strings are interned by content. */
+static void test_site_nodes_and_strings(void **state)
+{
+    (void)state;
+    struct fixture f;
+    fixture_make(&f, three, 3);
+    struct trk_ctree t;
+    struct trk_ctree_options o = {.select = TRK_SEL_LEAKS, .thread = -1};
+    assert_int_equal(trk_ctree_init(&t, &o), 0);
+    uint32_t *sn = calloc(f.prof.nsites + 1, sizeof(*sn));
+    assert_non_null(sn);
+    assert_int_equal(trk_ctree_add_sites(&t, &f.prof, f.r, f.sym, NULL, sn), 0);
+    trk_ctree_finish(&t);
+    uint32_t m = id_of(&t, child(&t, 0, "main"));
+    uint32_t work = id_of(&t, child(&t, m, "work"));
+    uint32_t wh = id_of(&t, child(&t, work, "helper"));
+    uint32_t mh = id_of(&t, child(&t, m, "helper"));
+    size_t seen = 0;
+    for (size_t i = 0; i < f.prof.nsites; i++) {
+        uint64_t st = f.prof.sites[i].stack;
+        uint32_t want = st == S_WORK_HELPER ? wh
+                        : st == S_WORK      ? work
+                        : st == S_HELPER    ? mh
+                                            : TRK_CTREE_NONE;
+        assert_int_equal(sn[i], want);
+        seen += want != TRK_CTREE_NONE;
+    }
+    assert_int_equal(seen, 3);
+
+    size_t n = trk_ctree_nstrings(&t);
+    uint32_t a = trk_ctree_string_id(&t, "work");
+    assert_true(a < n); /* the function's own string, not a new one */
+    assert_string_equal(trk_ctree_string(&t, a), "work");
+    assert_int_equal(trk_ctree_nstrings(&t), n);
+    assert_int_equal(trk_ctree_string_id(&t, "libfoo.so+0x600"), n);
+    assert_int_equal(trk_ctree_string_id(&t, "libfoo.so+0x600"), n);
+    assert_int_equal(trk_ctree_nstrings(&t), n + 1);
+    assert_int_equal(trk_ctree_string_id(&t, NULL), TRK_CTREE_NONE);
+    assert_null(trk_ctree_string(&t, (uint32_t)n + 1));
+    trk_ctree_free(&t);
+
+    /* Nothing temporary: every site is outside the selection. */
+    o.select = TRK_SEL_TEMPORARY;
+    assert_int_equal(trk_ctree_init(&t, &o), 0);
+    assert_int_equal(trk_ctree_add_sites(&t, &f.prof, f.r, f.sym, NULL, sn), 0);
+    for (size_t i = 0; i < f.prof.nsites; i++)
+        assert_int_equal(sn[i], TRK_CTREE_NONE);
+    assert_int_equal(t.nnodes, 1);
+    trk_ctree_free(&t);
+    free(sn);
+    fixture_free(&f);
+}
+
+/* The tree as a location table (the reports' loctab): line-level keys by
+ * content, ids in first-seen order from 1; basenames merges builds in two
+ * directories and shows the first paths. */
+static void test_location_table(void **state)
+{
+    (void)state;
+    struct trk_frame a = {"f", "/old/src/x.c", 10, 0, "/old/lib/libx.so", 0x10, 0x1010};
+    struct trk_frame b = {"f", "/new/src/x.c", 10, 0, "/new/lib/libx.so", 0x20, 0x2020};
+    struct trk_frame c = {"f", "/new/src/x.c", 11, 0, "/new/lib/libx.so", 0x24, 0x2024};
+    struct trk_frame u1 = {NULL, "/src/y.c", 5, 0, "/lib/liby.so", 0x30, 0x3030};
+    struct trk_frame u2 = {NULL, "/src/y.c", 6, 0, "/lib/liby.so", 0x30, 0x3030};
+    struct trk_ctree t;
+    struct trk_ctree_options o = {.thread = -1};
+    assert_int_equal(trk_ctree_init(&t, &o), 0);
+    assert_int_equal(trk_ctree_location(&t, &a), 1);
+    assert_int_equal(trk_ctree_location(&t, &b), 2); /* another file, another location */
+    assert_int_equal(trk_ctree_location(&t, &a), 1);
+    /* Without a function, the file and line a line table gives still count. */
+    assert_int_equal(trk_ctree_location(&t, &u1), 3);
+    assert_int_equal(trk_ctree_location(&t, &u2), 4);
+    assert_string_equal(t.locs[3].file, "/src/y.c");
+    assert_int_equal(t.locs[4].line, 6);
+    trk_ctree_free(&t);
+
+    o.basenames = 1;
+    assert_int_equal(trk_ctree_init(&t, &o), 0);
+    assert_int_equal(trk_ctree_location(&t, &a), 1);
+    assert_int_equal(trk_ctree_location(&t, &b), 1);
+    assert_int_equal(trk_ctree_location(&t, &c), 2); /* another line */
+    assert_string_equal(t.locs[1].file, "/old/src/x.c");
+    assert_string_equal(t.locs[1].module, "/old/lib/libx.so");
+    assert_int_equal(t.nlocs, 3);
+    trk_ctree_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -565,6 +655,8 @@ int main(void)
         cmocka_unit_test(test_threads_and_spaces),
         cmocka_unit_test(test_allocator_frames),
         cmocka_unit_test(test_location_name),
+        cmocka_unit_test(test_site_nodes_and_strings),
+        cmocka_unit_test(test_location_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
