@@ -58,7 +58,7 @@ def outcomes(path):
     return {k: ",".join(sorted(v)) for k, v in got.items()}
 
 
-def run_suite(env, label, prefix):
+def run_suite(env, label, prefix, modules=None, match=None):
     d = env.tmpdir(label)
     tmp = os.path.join(d, "tmp")
     os.makedirs(tmp)
@@ -67,7 +67,7 @@ def run_suite(env, label, prefix):
          if not k.startswith("TRACKER_") and k != "LD_PRELOAD" and k not in _DROP}
     e["TMPDIR"] = tmp
     argv = prefix + [SYS_PY, "-m", "test", "-j2", "--timeout", str(MODULE_TIMEOUT),
-                     "--junit-xml", xml] + MODULES
+                     "--junit-xml", xml] + (["-m", match] if match else []) + (modules or MODULES)
     start = time.monotonic()
     try:
         cp = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=e,
@@ -80,6 +80,40 @@ def run_suite(env, label, prefix):
           % (label, cp.returncode, log[-4000:]))
     print("    %-6s exit %d, %.0f s" % (label, cp.returncode, took))
     return cp.returncode, outcomes(xml), log
+
+
+# A few of these cases race with the machine's load (test_subprocess's
+# test_leak_fast_process_del_killed gives a killed child 0.2 s to be
+# reaped). A case that ended differently is run again alone, plain and
+# traced, up to twice: it is a difference only if the two runs still
+# disagree every time. A change that breaks a case breaks it every time.
+RERUNS = 2
+MAX_RERUN_CASES = 5
+_rerun_budget = [MAX_RERUN_CASES]
+_tolerated = []
+
+
+def flaky(env, key, out):
+    parts = key.split(".")
+    if len(parts) < 3 or _rerun_budget[0] <= 0:
+        return False
+    _rerun_budget[0] -= 1
+    module = parts[1]
+    for _ in range(RERUNS):
+        _, a, _ = run_suite(env, "replain", [], [module], key)
+        _, b, _ = run_suite(env, "retraced", [env.tracker, "run", "-q", "-o", out, "-f", "--"],
+                            [module], key)
+        if key in a and a.get(key) == b.get(key):
+            print("    %s: ended alike when run again (%s): a flaky case" % (key, a[key]))
+            _tolerated.append(key)
+            return True
+    return False
+
+
+def diffs_were_flaky(plain, traced):
+    """The exit statuses differ only through tolerated cases."""
+    return bool(_tolerated) and all(
+        plain.get(k) == traced.get(k) for k in set(plain) | set(traced) if k not in _tolerated)
 
 
 def test_suite_same_as_plain(env):
@@ -101,7 +135,8 @@ def test_suite_same_as_plain(env):
             diffs.append("%s: plain %s, traced %s" % (key, a, b))
     n_failed = sum(1 for v in plain.values() if "failure" in v or "error" in v)
     print("    %d test cases; %d failed plain; %d differ" % (len(plain), n_failed, len(diffs)))
-    if diffs or rc_plain != rc_traced:
+    diffs = [d for d in diffs if not flaky(env, d.split(":")[0], out)]
+    if diffs or (rc_plain != rc_traced and not diffs_were_flaky(plain, traced)):
         tail = [line for line in traced_log.splitlines()
                 if line.startswith(("FAIL:", "ERROR:", "Timeout", "0:"))][-40:]
         raise AssertionError("traced run differs from plain (exit %d vs %d), %d cases:\n  %s"
