@@ -4,7 +4,8 @@
 one contract between `tracker run`, libtracker.so and an exec'd child (issue
 13 §2): every entry is checked across an exec with an emptied environment
 (execve with envp = {NULL}, which the tracker follows because the starting
-program's own environment still preloads it).
+program's own environment still preloads it), and README.md documents
+exactly the table's variables with its defaults.
 
 The exec'd child is a Python program that prints its environment, maps
 anonymous memory and builds a list, so that the settings show both in what
@@ -192,6 +193,23 @@ def test_issue_command_no_python_child(env):
     check("x=[0]*1000" in st["command"], "child command: %r" % st["command"])
     eq(st.get("python"), None, "the child's Python recording (python in stats --json)")
     eq(env.stats(out).get("python"), None, "the parent's Python recording")
+
+
+def test_readme_documents_the_table(env):
+    """README.md's variable table lists exactly the table's entries, with
+    the table's default for every numeric one."""
+    tab = table()
+    with open(os.path.join(_root, "README.md")) as f:
+        rows = re.findall(r"^\| `(TRACKER_\w+)` \|(.*)\| (.*) \|$", f.read(), re.M)
+    documented = {name: dflt for name, _, dflt in rows}
+    eq(len(documented), len(rows), "README rows (a variable listed twice?)")
+    eq(sorted(documented), sorted(tab), "variables in README.md vs src/common/env_options.h")
+    bad = []
+    for name, e in tab.items():
+        if e["kind"] in ("BOOL", "UINT", "ENUM") and name in documented:
+            if documented[name].strip() != "`%d`" % e["def"]:
+                bad.append("%s: README %s, table %d" % (name, documented[name], e["def"]))
+    eq(bad, [], "defaults that differ")
 
 
 def test_run_help_ranges_match_table(env):
