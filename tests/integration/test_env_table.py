@@ -39,6 +39,7 @@ def table():
     rows = re.findall(r'X\(\s*(\w+),\s*(\w+),\s*(-?\d+),\s*(-?\d+),\s*(-?\d+),\s*([\w| ]+?),\s*'
                       r'"((?:[^"\\]|\\.)*)"\s*\)', body)
     check(rows, "no entries parsed from env_options.h")
+    eq(len(rows), len(re.findall(r"\bX\(", body)), "entries of TRK_ENV_TABLE this test could parse")
     out = {}
     for ident, kind, d, lo, hi, flags, hlp in rows:
         out["TRACKER_" + ident] = {"kind": kind, "def": int(d), "min": int(lo), "max": int(hi),
@@ -98,6 +99,22 @@ def _runs(env):
     rb = exec_empty(env, FLAGS_B)
     rc = exec_empty(env)
     return ra, rb, rc
+
+
+def test_table_is_consistent(env):
+    """Each numeric entry's default lies in its range, a BOOL is 0..1, and
+    the CLI-only entries are not handed to the program's children."""
+    bad = []
+    for name, e in sorted(table().items()):
+        if e["kind"] in ("BOOL", "UINT", "ENUM") and not e["min"] <= e["def"] <= e["max"]:
+            bad.append("%s: default %d outside %d..%d" % (name, e["def"], e["min"], e["max"]))
+        if e["kind"] == "BOOL" and (e["min"], e["max"]) != (0, 1):
+            bad.append("%s: BOOL with range %d..%d" % (name, e["min"], e["max"]))
+        if e["cli"] and e["propagate"]:
+            bad.append("%s: read by tracker only, yet propagates" % name)
+        if not e["help"]:
+            bad.append("%s: no help" % name)
+    eq(bad, [], "inconsistent entries")
 
 
 def test_every_entry_across_exec_with_empty_env(env):
