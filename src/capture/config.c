@@ -2,58 +2,51 @@
  *
  * config.c - reads the TRACKER_* environment once, at start, into trk_cfg.
  * Called from the preload constructor; uses getenv only (no allocation).
- * Out-of-range values fall back to defaults rather than failing the host.
+ * Names, defaults and ranges come from the one table, common/env_options.h;
+ * out-of-range values fall back to defaults rather than failing the host.
  */
-#include <stdlib.h>
-
 #include "capture/capture.h"
+#include "common/env_options.h"
 
+/* The defaults hold until trk_config_load runs (and when it never does). */
 struct trk_config trk_cfg = {
-    .depth = TRK_DEPTH_DEFAULT,
-    .track_mmap = 1,
-    .follow_fork = 1,
-    .quiet = 0,
-    .force = 0,
-    .rss_ms = 10,
-    .flush_ms = 10,
-    .lz4_accel = 4,
-    .ring_size = 512u << 10,
-    .python = TRK_PY_HYBRID,
-    .py_allocators = 0,
+    .depth = TRK_ENV_DEPTH_DEF,
+    .track_mmap = TRK_ENV_MMAP_DEF,
+    .follow_fork = TRK_ENV_FOLLOW_FORK_DEF,
+    .quiet = TRK_ENV_QUIET_DEF,
+    .force = TRK_ENV_FORCE_DEF,
+    .rss_ms = TRK_ENV_RSS_MS_DEF,
+    .flush_ms = TRK_ENV_FLUSH_MS_DEF,
+    .lz4_accel = TRK_ENV_LZ4_ACCEL_DEF,
+    .ring_size = (uint32_t)TRK_ENV_BUFFER_KB_DEF << 10,
+    .python = TRK_ENV_PYTHON_DEF,
+    .py_allocators = TRK_ENV_PYTHON_ALLOCATORS_DEF,
 };
 
-/* Parses a decimal integer in [lo, hi]; returns def when absent or invalid. */
-static long env_long(const char *name, long def, long lo, long hi)
-{
-    const char *s = getenv(name);
-    if (!s || !*s)
-        return def;
-    long v = 0;
-    for (const char *p = s; *p; p++) {
-        if (*p < '0' || *p > '9' || v > (hi + 1) * 10)
-            return def;
-        v = v * 10 + (*p - '0');
-    }
-    return (v < lo || v > hi) ? def : v;
-}
+/* The table's ranges are the ones the capture engine is built for. */
+_Static_assert(TRK_ENV_DEPTH_DEF == TRK_DEPTH_DEFAULT && TRK_ENV_DEPTH_MAX == TRK_DEPTH_MAX,
+               "TRACKER_DEPTH in env_options.h and capture.h");
+_Static_assert(TRK_ENV_PYTHON_MIN == TRK_PY_OFF && TRK_ENV_PYTHON_MAX == TRK_PY_HYBRID &&
+                   TRK_ENV_PYTHON_DEF == TRK_PY_HYBRID,
+               "TRACKER_PYTHON in env_options.h and capture.h");
 
 void trk_config_load(void)
 {
-    trk_cfg.depth = (int)env_long("TRACKER_DEPTH", TRK_DEPTH_DEFAULT, 1, TRK_DEPTH_MAX);
-    trk_cfg.track_mmap = (int)env_long("TRACKER_MMAP", 1, 0, 1);
-    trk_cfg.follow_fork = (int)env_long("TRACKER_FOLLOW_FORK", 1, 0, 1);
-    trk_cfg.quiet = (int)env_long("TRACKER_QUIET", 0, 0, 1);
-    trk_cfg.force = (int)env_long("TRACKER_FORCE", 0, 0, 1);
-    trk_cfg.rss_ms = (int)env_long("TRACKER_RSS_MS", 10, 0, 60000);
-    trk_cfg.flush_ms = (int)env_long("TRACKER_FLUSH_MS", 10, 1, 1000);
-    trk_cfg.lz4_accel = (int)env_long("TRACKER_LZ4_ACCEL", 4, 1, 65537);
-    trk_cfg.python = (int)env_long("TRACKER_PYTHON", TRK_PY_HYBRID, TRK_PY_OFF, TRK_PY_HYBRID);
-    trk_cfg.py_allocators = (int)env_long("TRACKER_PYTHON_ALLOCATORS", 0, 0, 1);
+    trk_cfg.depth = (int)trk_env_long(TRK_ENV_DEPTH);
+    trk_cfg.track_mmap = (int)trk_env_long(TRK_ENV_MMAP);
+    trk_cfg.follow_fork = (int)trk_env_long(TRK_ENV_FOLLOW_FORK);
+    trk_cfg.quiet = (int)trk_env_long(TRK_ENV_QUIET);
+    trk_cfg.force = (int)trk_env_long(TRK_ENV_FORCE);
+    trk_cfg.rss_ms = (int)trk_env_long(TRK_ENV_RSS_MS);
+    trk_cfg.flush_ms = (int)trk_env_long(TRK_ENV_FLUSH_MS);
+    trk_cfg.lz4_accel = (int)trk_env_long(TRK_ENV_LZ4_ACCEL);
+    trk_cfg.python = (int)trk_env_long(TRK_ENV_PYTHON);
+    trk_cfg.py_allocators = (int)trk_env_long(TRK_ENV_PYTHON_ALLOCATORS);
 
     /* The ring must hold the longest record (a module) several times over,
      * and a DATA chunk is at most 16 MiB raw. Round down to a power of two. */
-    long kb = env_long("TRACKER_BUFFER_KB", 512, 64, 16384);
-    uint32_t size = 64u << 10;
+    long kb = trk_env_long(TRK_ENV_BUFFER_KB);
+    uint32_t size = (uint32_t)TRK_ENV_BUFFER_KB_MIN << 10;
     while ((uint64_t)size * 2 <= (uint64_t)kb << 10)
         size *= 2;
     trk_cfg.ring_size = size;

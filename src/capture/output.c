@@ -22,6 +22,7 @@
 
 #include "capture/capture.h"
 #include "common/crc32c.h"
+#include "common/env_options.h"
 #include "trk_config.h"
 
 static char out_path[4096];
@@ -148,10 +149,10 @@ static int open_sibling(const char *root)
  * an exec'd image may inherit a stale number from a saved environment. */
 static int inherited_fd(const char *path)
 {
-    long fd = parse_dec(getenv("TRACKER_OUTPUT_FD"));
+    long fd = parse_dec(getenv(TRK_ENV_NAME(OUTPUT_FD)));
     if (fd < 0)
         return -1;
-    unsetenv("TRACKER_OUTPUT_FD");
+    unsetenv(TRK_ENV_NAME(OUTPUT_FD));
     struct stat a, b;
     if (fstat((int)fd, &a) || stat(path, &b) || a.st_dev != b.st_dev || a.st_ino != b.st_ino ||
         !S_ISREG(a.st_mode) || a.st_size != 0)
@@ -288,14 +289,14 @@ static void set_env_u64(const char *name, uint64_t v, int hex)
 int trk_output_open(int is_fork_child)
 {
     static char root[4096];
-    const char *out = getenv("TRACKER_OUTPUT");
-    long root_pid = parse_dec(getenv("TRACKER_ROOT_PID"));
-    session = parse_hex(getenv("TRACKER_SESSION"));
+    const char *out = getenv(TRK_ENV_NAME(OUTPUT));
+    long root_pid = parse_dec(getenv(TRK_ENV_NAME(ROOT_PID)));
+    session = parse_hex(getenv(TRK_ENV_NAME(SESSION)));
     if (!session && !is_fork_child) {
         if (getrandom(&session, sizeof(session), GRND_NONBLOCK) != sizeof(session))
             session = (uint64_t)trk_now_ns() ^ ((uint64_t)getpid() << 32);
         session |= 1;
-        set_env_u64("TRACKER_SESSION", session, 1);
+        set_env_u64(TRK_ENV_NAME(SESSION), session, 1);
     }
     if (out && *out) {
         /* Made absolute once, by the first process, and handed on: a child
@@ -313,17 +314,17 @@ int trk_output_open(int is_fork_child)
         }
         memcpy(root + l, out, ol + 1);
         if (l && !is_fork_child)
-            setenv("TRACKER_OUTPUT", root, 1);
+            setenv(TRK_ENV_NAME(OUTPUT), root, 1);
     } else if (!is_fork_child) {
         default_name(root, sizeof(root));
-        setenv("TRACKER_OUTPUT", root, 1);
+        setenv(TRK_ENV_NAME(OUTPUT), root, 1);
         root_pid = -1;
     } else {
         return -1;
     }
     if (root_pid < 0 && !is_fork_child) {
         root_pid = getpid();
-        set_env_u64("TRACKER_ROOT_PID", (uint64_t)root_pid, 0);
+        set_env_u64(TRK_ENV_NAME(ROOT_PID), (uint64_t)root_pid, 0);
     }
 
     int fd = -1;

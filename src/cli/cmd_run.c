@@ -26,11 +26,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-
-#define DEPTH_DEFAULT 128
-#define DEPTH_MAX     1024
-#define BUFFER_KB_MIN 64 /* the preload's accepted range (src/capture/config.c) */
-#define BUFFER_KB_MAX 16384
+#include "common/env_options.h"
 
 struct run_opts {
     const char *output;
@@ -67,13 +63,14 @@ static const struct trk_cli_opt opts[] = {
      "a file name"},
     {"--force", 'f', TRK_CLI_FLAG, RUN(force), .help = "overwrite an existing capture file"},
     {"--depth", 0, TRK_CLI_UINT, RUN(depth), "N",
-     "stack depth cap in frames, 1..1024 (default 128)", .min = 1, .max = DEPTH_MAX},
+     "stack depth cap in frames, 1..1024 (default 128)", .min = TRK_ENV_DEPTH_MIN,
+     .max = TRK_ENV_DEPTH_MAX},
     {"--no-mmap", 0, TRK_CLI_FLAG, RUN(no_mmap), .help = "do not record mmap/munmap/mremap"},
     {"--no-follow-fork", 0, TRK_CLI_FLAG, RUN(no_follow_fork),
      .help = "do not record forked child processes"},
     {"--buffer-kb", 0, TRK_CLI_UINT, RUN(buffer_kb), "N",
-     "per-thread buffer in KiB, 64..16384 (default 512)", .min = BUFFER_KB_MIN,
-     .max = BUFFER_KB_MAX},
+     "per-thread buffer in KiB, 64..16384 (default 512)", .min = TRK_ENV_BUFFER_KB_MIN,
+     .max = TRK_ENV_BUFFER_KB_MAX},
     {"--cuda-no-caching", 0, TRK_CLI_FLAG, RUN(cuda_no_caching),
      .help = "set PYTORCH_NO_CUDA_MEMORY_CACHING=1: GPU events per tensor"},
     {"--python", 0, TRK_CLI_STRING, RUN(python_exe), "PATH",
@@ -283,6 +280,21 @@ static void set_env_num(const char *name, uint64_t v)
     setenv(name, buf, 1);
 }
 
+/* A run option for the program, through the table (common/env_options.h):
+ * set when it differs from the preload's default, removed otherwise. Only
+ * what differs: every variable is memory the program copies (perl's %ENV,
+ * say), an oracle comparison against valgrind should see the same
+ * environment, and a stale value in the caller's environment must not
+ * override the run's options. */
+static void set_run_opt(enum trk_env_id id, long v)
+{
+    const struct trk_env_option *e = trk_env_option(id);
+    if (v == e->def)
+        unsetenv(e->name);
+    else
+        set_env_num(e->name, (uint64_t)v);
+}
+
 /* Runs in the child: never returns. */
 static void child_main(const struct run_opts *o, int pipe_fd)
 {
@@ -328,34 +340,18 @@ static void child_main(const struct run_opts *o, int pipe_fd)
     else
         snprintf(preload, plen, "%s", o->lib);
     setenv("LD_PRELOAD", preload, 1);
-    setenv("TRACKER_OUTPUT", abs, 1);
-    set_env_num("TRACKER_OUTPUT_FD", (uint64_t)fd);
-    set_env_num("TRACKER_ROOT_PID", (uint64_t)getpid());
-    setenv("TRACKER_SESSION", o->session_hex, 1);
-    set_env_num("TRACKER_DEPTH", o->depth);
-    setenv("TRACKER_MMAP", o->no_mmap ? "0" : "1", 1);
-    setenv("TRACKER_FOLLOW_FORK", o->no_follow_fork ? "0" : "1", 1);
-    /* Only what differs from the preload's defaults: every variable is
-     * memory the program copies (perl's %ENV, say), and an oracle
-     * comparison against valgrind should see the same environment. */
-    if (o->python != 2)
-        set_env_num("TRACKER_PYTHON", (uint64_t)o->python);
-    else
-        unsetenv("TRACKER_PYTHON");
-    if (o->py_allocators)
-        setenv("TRACKER_PYTHON_ALLOCATORS", "1", 1);
-    else
-        unsetenv("TRACKER_PYTHON_ALLOCATORS");
-    if (o->buffer_kb)
-        set_env_num("TRACKER_BUFFER_KB", o->buffer_kb);
-    else
-        unsetenv("TRACKER_BUFFER_KB");
-    if (o->force)
-        setenv("TRACKER_FORCE", "1", 1);
-    else
-        unsetenv("TRACKER_FORCE");
-    if (o->quiet)
-        setenv("TRACKER_QUIET", "1", 1);
+    setenv(TRK_ENV_NAME(OUTPUT), abs, 1);
+    set_env_num(TRK_ENV_NAME(OUTPUT_FD), (uint64_t)fd);
+    set_env_num(TRK_ENV_NAME(ROOT_PID), (uint64_t)getpid());
+    setenv(TRK_ENV_NAME(SESSION), o->session_hex, 1);
+    set_run_opt(TRK_ENV_DEPTH, (long)o->depth);
+    set_run_opt(TRK_ENV_MMAP, !o->no_mmap);
+    set_run_opt(TRK_ENV_FOLLOW_FORK, !o->no_follow_fork);
+    set_run_opt(TRK_ENV_PYTHON, o->python);
+    set_run_opt(TRK_ENV_PYTHON_ALLOCATORS, o->py_allocators);
+    set_run_opt(TRK_ENV_BUFFER_KB, o->buffer_kb ? (long)o->buffer_kb : TRK_ENV_BUFFER_KB_DEF);
+    set_run_opt(TRK_ENV_FORCE, o->force);
+    set_run_opt(TRK_ENV_QUIET, o->quiet);
     /* PyTorch's caching allocator asks the driver for segments, not tensors;
      * without it every tensor is its own cudaMalloc/cudaFree, so GPU events
      * and their stacks are per tensor (slower; gpu.md §3.1). */
@@ -483,7 +479,7 @@ static int run_with(struct run_opts *o, int argc, char **argv)
 
 int trk_cmd_run(int argc, char **argv)
 {
-    struct run_opts o = {.depth = DEPTH_DEFAULT, .python = 2};
+    struct run_opts o = {.depth = TRK_ENV_DEPTH_DEF, .python = TRK_ENV_PYTHON_DEF};
     int rc = run_with(&o, argc, argv);
     free(o.py_argv);
     return rc;

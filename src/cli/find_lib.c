@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "common/env_options.h"
 #include "trk_config.h"
 
 #define LIB_NAME "libtracker.so"
@@ -48,11 +49,11 @@ static int absolute(const char *p, char *buf, size_t len)
 
 int trk_find_lib(char *buf, size_t len)
 {
-    const char *env = getenv("TRACKER_LIB");
+    const char *env = getenv(TRK_ENV_NAME(LIB));
     if (env && *env) {
         if (is_file(env) && absolute(env, buf, len) == 0)
             return 0;
-        snprintf(buf, len, "TRACKER_LIB=%s: %s", env, strerror(errno ? errno : ENOENT));
+        snprintf(buf, len, TRK_ENV_NAME(LIB) "=%s: %s", env, strerror(errno ? errno : ENOENT));
         return -1;
     }
     char exe[PATH_MAX];
@@ -81,7 +82,7 @@ int trk_find_lib(char *buf, size_t len)
         return 0;
     snprintf(buf, len,
              "cannot find %s (looked beside the tracker executable and in %s; "
-             "set TRACKER_LIB)",
+             "set " TRK_ENV_NAME(LIB) ")",
              LIB_NAME, TRK_INSTALL_LIBDIR);
     return -1;
 }

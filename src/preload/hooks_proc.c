@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "capture/gpu_events.h"
+#include "common/env_options.h"
 #include "preload/real.h"
 #include "python/python.h"
 
@@ -127,14 +128,11 @@ TRK_EXPORT int dlclose(void *h)
 
 /* ---- exec and spawn -------------------------------------------------------- */
 
-static const char *const env_names[] = {
-    "LD_PRELOAD",        "TRACKER_OUTPUT", "TRACKER_ROOT_PID",    "TRACKER_SESSION",
-    "TRACKER_DEPTH",     "TRACKER_MMAP",   "TRACKER_FOLLOW_FORK", "TRACKER_BUFFER_KB",
-    "TRACKER_FORCE",     "TRACKER_QUIET",  "TRACKER_RSS_MS",      "TRACKER_FLUSH_MS",
-    "TRACKER_LZ4_ACCEL",
-};
-#define N_ENV (sizeof(env_names) / sizeof(env_names[0]))
+/* LD_PRELOAD, then every TRACKER_* the table (common/env_options.h) marks as
+ * propagating; slots of the others stay empty. */
+#define N_ENV (1 + TRK_ENV_COUNT)
 
+static const char *env_names[N_ENV];
 static char env_store[16384];
 static char *env_vars[N_ENV];
 static char self_path[4096];
@@ -148,7 +146,15 @@ void trk_env_capture(void)
     if (dladdr((void *)&trk_env_capture, &info) && info.dli_fname)
         strncpy(self_path, info.dli_fname, sizeof(self_path) - 1);
     size_t used = 0;
+    env_names[0] = "LD_PRELOAD";
+    for (size_t i = 1; i < N_ENV; i++) {
+        const struct trk_env_option *o = trk_env_option((enum trk_env_id)(i - 1));
+        if (o->flags & TRK_ENV_PROPAGATE)
+            env_names[i] = o->name;
+    }
     for (size_t i = 0; i < N_ENV; i++) {
+        if (!env_names[i])
+            continue;
         const char *v = getenv(env_names[i]);
         if (i == 0)
             v = self_path[0] ? self_path : NULL; /* LD_PRELOAD: just us */

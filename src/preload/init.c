@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "capture/gpu_events.h"
+#include "common/env_options.h"
 #include "preload/real.h"
 #include "python/python.h"
 
@@ -102,7 +103,7 @@ __attribute__((constructor)) static void trk_preload_init(void)
     trk_tl_guard = TRK_GUARD_INTERNAL;
     trk_resolve();
     trk_pid = getpid();
-    const char *off = getenv("TRACKER_DISABLE");
+    const char *off = getenv(TRK_ENV_NAME(DISABLE));
     if (off && *off && *off != '0')
         goto out;
     trk_config_load();
