@@ -18,8 +18,6 @@ struct trk_config trk_cfg = {
     .flush_ms = 10,
     .lz4_accel = 4,
     .ring_size = 512u << 10,
-    .python = TRK_PY_HYBRID,
-    .py_allocators = 0,
 };
 
 /* Parses a decimal integer in [lo, hi]; returns def when absent or invalid. */
@@ -47,8 +45,6 @@ void trk_config_load(void)
     trk_cfg.rss_ms = (int)env_long("TRACKER_RSS_MS", 10, 0, 60000);
     trk_cfg.flush_ms = (int)env_long("TRACKER_FLUSH_MS", 10, 1, 1000);
     trk_cfg.lz4_accel = (int)env_long("TRACKER_LZ4_ACCEL", 4, 1, 65537);
-    trk_cfg.python = (int)env_long("TRACKER_PYTHON", TRK_PY_HYBRID, TRK_PY_OFF, TRK_PY_HYBRID);
-    trk_cfg.py_allocators = (int)env_long("TRACKER_PYTHON_ALLOCATORS", 0, 0, 1);
 
     /* The ring must hold the longest record (a module) several times over,
      * and a DATA chunk is at most 16 MiB raw. Round down to a power of two. */
@@ -57,4 +53,10 @@ void trk_config_load(void)
     while ((uint64_t)size * 2 <= (uint64_t)kb << 10)
         size *= 2;
     trk_cfg.ring_size = size;
+}
+
+/* For the layers above, which read their own settings (src/python). */
+long trk_config_env_long(const char *name, long def, long lo, long hi)
+{
+    return env_long(name, def, lo, hi);
 }
