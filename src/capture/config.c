@@ -6,7 +6,7 @@
  */
 #include <stdlib.h>
 
-#include "capture/capture.h"
+#include "capture/config.h"
 
 struct trk_config trk_cfg = {
     .depth = TRK_DEPTH_DEFAULT,

@@ -13,7 +13,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "capture/capture.h"
+#include "capture/events.h"
+#include "capture/output.h"
+#include "capture/stacks.h"
+#include "prim/sys.h"
 
 __thread struct trk_thread *trk_tl_thread TRK_TLS;
 __thread int trk_tl_internal TRK_TLS;

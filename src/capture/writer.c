@@ -38,7 +38,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "capture/capture.h"
+#include "capture/events.h"
+#include "capture/fds.h"
+#include "capture/layers.h"
+#include "capture/modules.h"
+#include "capture/output.h"
+#include "prim/sys.h"
 #include "common/crc32c.h"
 
 enum { WS_NONE, WS_RUNNING, WS_FAILED };
