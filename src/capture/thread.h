@@ -139,7 +139,7 @@ static inline int trk_nested_is_ours(uintptr_t ra)
  * hook's caller. */
 __attribute__((always_inline)) static inline struct trk_thread *trk_enter(void)
 {
-    int g = trk_tl_guard;
+    int g = trk_guard_get();
     if (TRK_UNLIKELY(g)) {
         if (g == TRK_GUARD_HOOK && !trk_nested_is_ours((uintptr_t)__builtin_return_address(0)))
             __atomic_fetch_add(&trk_tl_nested, 1, __ATOMIC_RELAXED);
@@ -165,7 +165,7 @@ __attribute__((always_inline)) static inline struct trk_thread *trk_enter(void)
  * trk_nested_put). Always inlined, like trk_enter. */
 __attribute__((always_inline)) static inline int trk_nested_here(void)
 {
-    return TRK_UNLIKELY(trk_tl_guard == TRK_GUARD_HOOK) &&
+    return TRK_UNLIKELY(trk_guard_get() == TRK_GUARD_HOOK) &&
            !trk_nested_is_ours((uintptr_t)__builtin_return_address(0));
 }
 

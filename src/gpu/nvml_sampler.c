@@ -169,7 +169,7 @@ static void sample(struct trk_thread *t)
 void trk_gpu_nvml_start(void)
 {
     int expect = S_WAITING;
-    if (atomic_load_explicit(&state, memory_order_relaxed) != S_WAITING || trk_tl_guard ||
+    if (atomic_load_explicit(&state, memory_order_relaxed) != S_WAITING || trk_guard_get() ||
         !trk_gpu_lib_handle(TRK_GPU_LIB_CUDA) ||
         !atomic_compare_exchange_strong(&state, &expect, S_OPENING))
         return;

@@ -28,7 +28,8 @@
  *     state to the other on purpose: trk_enter/trk_leave, a hook calling
  *     the next allocator with INTERNAL and taking HOOK back, a tracker
  *     thread that is INTERNAL for good, the constructor's final clear.
- *  3. The guard is initial-exec TLS and written with plain stores: a signal
+ *  3. Others read it with trk_guard_get (0: the program's own code).
+ *  4. The guard is initial-exec TLS and written with plain stores: a signal
  *     handler on the same thread sees it exactly as the interrupted code
  *     left it; other threads never read it.
  */
@@ -41,6 +42,11 @@
 #define TRK_GUARD_INTERNAL 2
 
 extern __thread int trk_tl_guard TRK_TLS TRK_HIDDEN;
+
+static inline int trk_guard_get(void)
+{
+    return trk_tl_guard;
+}
 
 static inline int trk_guard_enter_internal(void)
 {

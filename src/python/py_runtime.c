@@ -157,7 +157,7 @@ struct own {
 
 static struct own own_begin(void)
 {
-    struct own o = {trk_tl_guard, -1};
+    struct own o = {trk_guard_get(), -1};
     if (!trk_pyapi.GC_Disable)
         return o;
     o.gc = trk_pyapi.GC_Disable();
@@ -615,7 +615,7 @@ static int audit_hook(const char *event, PyObject *args, void *ud)
         }
         return 0;
     }
-    if (trk_tl_guard)
+    if (trk_guard_get())
         return 0;
     in_setup = 1;
     if (atomic_load(&trk_active))
