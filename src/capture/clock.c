@@ -20,7 +20,7 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
-#include "capture/capture.h"
+#include "capture/events.h"
 
 struct tsc_fit {
     uint64_t tsc0;

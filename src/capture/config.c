@@ -5,7 +5,7 @@
  * Names, defaults and ranges come from the one table, common/env_options.h;
  * out-of-range values fall back to defaults rather than failing the host.
  */
-#include "capture/capture.h"
+#include "capture/config.h"
 #include "common/env_options.h"
 
 /* The defaults hold until trk_config_load runs (and when it never does). */
@@ -19,16 +19,11 @@ struct trk_config trk_cfg = {
     .flush_ms = TRK_ENV_FLUSH_MS_DEF,
     .lz4_accel = TRK_ENV_LZ4_ACCEL_DEF,
     .ring_size = (uint32_t)TRK_ENV_BUFFER_KB_DEF << 10,
-    .python = TRK_ENV_PYTHON_DEF,
-    .py_allocators = TRK_ENV_PYTHON_ALLOCATORS_DEF,
 };
 
 /* The table's ranges are the ones the capture engine is built for. */
 _Static_assert(TRK_ENV_DEPTH_DEF == TRK_DEPTH_DEFAULT && TRK_ENV_DEPTH_MAX == TRK_DEPTH_MAX,
                "TRACKER_DEPTH in env_options.h and capture.h");
-_Static_assert(TRK_ENV_PYTHON_MIN == TRK_PY_OFF && TRK_ENV_PYTHON_MAX == TRK_PY_HYBRID &&
-                   TRK_ENV_PYTHON_DEF == TRK_PY_HYBRID,
-               "TRACKER_PYTHON in env_options.h and capture.h");
 
 void trk_config_load(void)
 {
@@ -40,8 +35,6 @@ void trk_config_load(void)
     trk_cfg.rss_ms = (int)trk_env_long(TRK_ENV_RSS_MS);
     trk_cfg.flush_ms = (int)trk_env_long(TRK_ENV_FLUSH_MS);
     trk_cfg.lz4_accel = (int)trk_env_long(TRK_ENV_LZ4_ACCEL);
-    trk_cfg.python = (int)trk_env_long(TRK_ENV_PYTHON);
-    trk_cfg.py_allocators = (int)trk_env_long(TRK_ENV_PYTHON_ALLOCATORS);
 
     /* The ring must hold the longest record (a module) several times over,
      * and a DATA chunk is at most 16 MiB raw. Round down to a power of two. */
@@ -51,3 +44,4 @@ void trk_config_load(void)
         size *= 2;
     trk_cfg.ring_size = size;
 }
+

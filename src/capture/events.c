@@ -11,7 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "capture/capture.h"
+#include "capture/events.h"
+#include "capture/output.h"
+#include "prim/sys.h"
 
 /* Waits until the writer has made room for len bytes. Blocking (rather than
  * dropping) keeps the capture complete; the give-up paths exist only so that

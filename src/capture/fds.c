@@ -26,7 +26,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "capture/capture.h"
+#include "capture/fds.h"
+#include "capture/output.h"
+#include "capture/thread.h"
 
 struct fd_slot {
     _Atomic int fd;    /* -1 when none */

@@ -16,7 +16,8 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
-#include "capture/capture.h"
+#include "capture/events.h"
+#include "capture/modules.h"
 
 static _Atomic uint64_t generation;
 

@@ -15,7 +15,9 @@
  * and the hook raises nfloor again only once the queue is empty and its
  * guard is clear (no call can be kept any more).
  */
-#include "capture/capture.h"
+#include "capture/events.h"
+#include "capture/output.h"
+#include "capture/stacks.h"
 
 struct trk_nested_ev *trk_nested_put(unsigned op, unsigned kind, uintptr_t addr, uint64_t size,
                                      uintptr_t ra)

@@ -20,7 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "capture/capture.h"
+#include "capture/events.h"
+#include "capture/fds.h"
+#include "capture/output.h"
+#include "prim/sys.h"
 #include "common/crc32c.h"
 #include "common/env_options.h"
 #include "trk_config.h"

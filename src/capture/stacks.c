@@ -19,7 +19,9 @@
 #include <signal.h>
 #include <string.h>
 
-#include "capture/capture.h"
+#include "capture/events.h"
+#include "capture/stacks.h"
+#include "prim/sys.h"
 
 struct trie_ent {
     _Atomic uint64_t ip;

@@ -13,9 +13,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "capture/capture.h"
+#include "capture/events.h"
+#include "capture/output.h"
+#include "capture/stacks.h"
+#include "prim/sys.h"
 
-__thread int trk_tl_guard TRK_TLS;
 __thread struct trk_thread *trk_tl_thread TRK_TLS;
 __thread int trk_tl_internal TRK_TLS;
 __thread uint64_t trk_tl_nested TRK_TLS;
@@ -36,11 +38,11 @@ void trk_report_nested(void)
             if (lost)
                 trk_ev_lost(t, lost);
         }
-        trk_tl_guard = 0;
+        trk_guard_set(0);
         atomic_signal_fence(memory_order_seq_cst);
         if (!__atomic_load_n(&trk_tl_nested, __ATOMIC_RELAXED))
             break;
-        trk_tl_guard = TRK_GUARD_HOOK;
+        trk_guard_set(TRK_GUARD_HOOK);
     }
     if (t) {
         t->nhead = atomic_load_explicit(&t->ntail, memory_order_relaxed); /* tracking stopped */
@@ -59,11 +61,10 @@ static void thread_key_destructor(void *arg)
     struct trk_thread *t = arg;
     /* Runs during thread exit; later destructors may still allocate, and they
      * keep recording through trk_tl_thread, which outlives this call. */
-    int was = trk_tl_guard;
-    trk_tl_guard = TRK_GUARD_INTERNAL;
+    int was = trk_guard_enter_internal();
     if (atomic_load(&trk_active))
         trk_thread_exit_mark(t);
-    trk_tl_guard = was;
+    trk_guard_leave(was);
 }
 
 int trk_threads_init(void)

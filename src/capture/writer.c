@@ -38,8 +38,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "capture/capture.h"
-#include "capture/gpu_events.h"
+#include "capture/events.h"
+#include "capture/fds.h"
+#include "capture/layers.h"
+#include "capture/modules.h"
+#include "capture/output.h"
+#include "prim/sys.h"
 #include "common/crc32c.h"
 
 enum { WS_NONE, WS_RUNNING, WS_FAILED };
@@ -270,7 +274,7 @@ static void flush_cycle(int final)
 static void *writer_main(void *arg)
 {
     (void)arg;
-    trk_tl_guard = TRK_GUARD_INTERNAL; /* nothing this thread does is the program's */
+    trk_guard_set(TRK_GUARD_INTERNAL); /* nothing this thread does is the program's */
     while (!atomic_load(&finished)) {
         uint32_t w = atomic_load_explicit(&wake_word, memory_order_acquire);
         pthread_mutex_lock(&flush_lock);
@@ -318,7 +322,7 @@ static void *sampler_main(void *arg)
         finish_thread();
         return NULL;
     }
-    trk_tl_guard = TRK_GUARD_INTERNAL; /* for good: nothing here is the program's */
+    trk_guard_set(TRK_GUARD_INTERNAL); /* for good: nothing here is the program's */
     int period = trk_cfg.rss_ms ? trk_cfg.rss_ms : 10;
     unsigned ticks = 0;
     trk_clock_recalibrate();
@@ -337,8 +341,7 @@ static void *sampler_main(void *arg)
          * our hook; the loader's counters reveal them within ~10 ms. */
         if ((ticks++ * (unsigned)period) % 10 == 0 && trk_modules_changed(t))
             trk_modules_snapshot(t);
-        if (trk_gpu_sample) /* driver-reported GPU memory, ~10 Hz (src/gpu) */
-            trk_gpu_sample(t);
+        trk_layers_sample(t); /* e.g. driver-reported GPU memory (src/gpu) */
         struct timespec ts = {period / 1000, (long)(period % 1000) * 1000000L};
         nanosleep(&ts, NULL);
     }
@@ -374,7 +377,7 @@ static int spawn(void *(*fn)(void *), const char *name, size_t stack)
      * the count to zero. */
     if (nthreads)
         atomic_fetch_sub(nthreads, 1);
-    pthread_setname_np(th, name);
+    trk_sys_name_thread(th, name);
     pthread_detach(th);
     return 0;
 }
@@ -434,12 +437,11 @@ static void wait_in_flight(void)
 
 void trk_writer_finish(int reason, int stop)
 {
-    int was = trk_tl_guard;
-    trk_tl_guard = TRK_GUARD_INTERNAL;
+    int was = trk_guard_enter_internal();
     pthread_mutex_lock(&flush_lock);
     if (atomic_load(&finished) || atomic_load(&ended)) {
         pthread_mutex_unlock(&flush_lock);
-        trk_tl_guard = was;
+        trk_guard_leave(was);
         return;
     }
     int failed = atomic_load(&fail_reported);
@@ -474,7 +476,7 @@ void trk_writer_finish(int reason, int stop)
         trk_writer_wake();
     }
     pthread_mutex_unlock(&flush_lock);
-    trk_tl_guard = was;
+    trk_guard_leave(was);
 }
 
 /* The exec after trk_writer_finish(…, 0) failed and this image goes on:

@@ -18,7 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "capture/gpu_events.h"
+#include "gpu/gpu_events.h"
+#include "prim/real.h"
 
 #ifndef TRK_EXPORT
 #define TRK_EXPORT __attribute__((visibility("default")))
@@ -43,6 +44,17 @@ struct trk_gpu_alloc_prop {
     int loc_type; /* 1 = device (CU_MEM_LOCATION_TYPE_DEVICE, hipMemLocationTypeDevice) */
     int loc_id;
 };
+
+/* ---- Driver-reported memory (nvml_sampler.c) ------------------------------ */
+
+/* Called by the capture engine's sampler thread on every tick (registered
+ * as a layer callback by src/preload/init.c), with its own thread state and
+ * the internal guard set; samples at its own, lower rate. */
+void trk_gpu_sample(struct trk_thread *t) TRK_HIDDEN;
+/* Loads NVML once the CUDA driver is in the process; on the program's
+ * thread only (the dlopen hook, the constructor): the sampler opens no
+ * descriptor. */
+void trk_gpu_nvml_start(void) TRK_HIDDEN;
 
 /* ---- Real functions (gpu_real.c) ---------------------------------------- */
 

@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "gpu/gpu.h"
-#include "preload/real.h"
 
 __thread int trk_gpu_depth TRK_TLS;
 
@@ -29,12 +28,11 @@ void *trk_gpu_dlsym_real_get(void)
     void *p = atomic_load_explicit(&trk_gpu_dlsym_real, memory_order_acquire);
     if (TRK_LIKELY(p))
         return p;
-    int was = trk_tl_guard;
-    trk_tl_guard = TRK_GUARD_INTERNAL; /* dlvsym may calloc its error state */
+    int was = trk_guard_enter_internal(); /* dlvsym may calloc its error state */
     static const char *const versions[] = {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17"};
     for (size_t i = 0; !p && i < sizeof(versions) / sizeof(versions[0]); i++)
         p = dlvsym(RTLD_NEXT, "dlsym", versions[i]);
-    trk_tl_guard = was;
+    trk_guard_leave(was);
     if (p)
         atomic_store_explicit(&trk_gpu_dlsym_real, p, memory_order_release);
     return p;
@@ -95,8 +93,7 @@ void *trk_gpu_lib_handle(enum trk_gpu_lib lib)
         trk_resolve();
     if (!trk_real.dlopen)
         return NULL;
-    int was = trk_tl_guard;
-    trk_tl_guard = TRK_GUARD_INTERNAL;
+    int was = trk_guard_enter_internal();
     struct find_lib f;
     f.stem = lib_stems[lib];
     f.len = strlen(f.stem);
@@ -116,7 +113,7 @@ void *trk_gpu_lib_handle(enum trk_gpu_lib lib)
         dlerror();        /* a later dlerror() of the program's must not report our miss */
     if (found >= 0 && !h) /* also a copy in another namespace: not ours to use */
         atomic_store_explicit(&missed_at[lib], f.adds, memory_order_relaxed);
-    trk_tl_guard = was;
+    trk_guard_leave(was);
     if (h) {
         void *expect = NULL;
         if (!atomic_compare_exchange_strong(&lib_handles[lib], &expect, h))
@@ -131,23 +128,22 @@ void *trk_gpu_lookup(enum trk_gpu_lib lib, const char *name)
         (void *(*)(void *, const char *))trk_gpu_dlsym_real_get();
     if (!real_dlsym)
         return NULL;
-    int was = trk_tl_guard;
-    trk_tl_guard = TRK_GUARD_INTERNAL; /* a failed dlsym allocates its message */
+    int was = trk_guard_enter_internal(); /* a failed dlsym allocates its message */
     /* Called from here, RTLD_NEXT means "after libtracker.so": another
      * preloaded tool, then the driver when it is in the global scope. */
     void *p = real_dlsym(RTLD_NEXT, name);
     if (!p)
         dlerror(); /* not the program's error: clear it */
-    trk_tl_guard = was;
+    trk_guard_leave(was);
     if (!p || trk_gpu_is_ours(p)) {
         void *h = trk_gpu_lib_handle(lib);
         p = NULL;
         if (h) {
-            trk_tl_guard = TRK_GUARD_INTERNAL;
+            trk_guard_enter_internal();
             p = real_dlsym(h, name);
             if (!p)
                 dlerror();
-            trk_tl_guard = was;
+            trk_guard_leave(was);
         }
     }
     return p && !trk_gpu_is_ours(p) ? p : NULL;

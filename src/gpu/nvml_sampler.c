@@ -19,7 +19,6 @@
 #include <string.h>
 
 #include "gpu/gpu.h"
-#include "preload/real.h"
 
 #define PERIOD_NS   100000000ull /* 10 Hz */
 #define MAX_DEVICES 64
@@ -170,13 +169,13 @@ static void sample(struct trk_thread *t)
 void trk_gpu_nvml_start(void)
 {
     int expect = S_WAITING;
-    if (atomic_load_explicit(&state, memory_order_relaxed) != S_WAITING || trk_tl_guard ||
+    if (atomic_load_explicit(&state, memory_order_relaxed) != S_WAITING || trk_guard_get() ||
         !trk_gpu_lib_handle(TRK_GPU_LIB_CUDA) ||
         !atomic_compare_exchange_strong(&state, &expect, S_OPENING))
         return;
-    trk_tl_guard = TRK_GUARD_INTERNAL; /* NVML's own allocations are not the program's */
+    int was = trk_guard_enter_internal(); /* NVML's own allocations are not the program's */
     int ok = nvml_open() == 0;
-    trk_tl_guard = 0;
+    trk_guard_leave(was);
     owner = trk_pid;
     atomic_store(&state, ok ? S_RUNNING : S_OFF);
 }

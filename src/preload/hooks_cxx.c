@@ -32,7 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "preload/real.h"
+#include "preload/preload.h"
 
 enum cxx_fn {
     NW,      /* _Znwm */
@@ -101,8 +101,7 @@ static void *find_next(enum cxx_fn i)
     void *f = atomic_load_explicit(&next_fns[i], memory_order_relaxed);
     if (TRK_LIKELY(f != NULL))
         return f;
-    int was = trk_tl_guard;
-    trk_tl_guard = TRK_GUARD_INTERNAL;
+    int was = trk_guard_enter_internal();
     f = dlsym(RTLD_NEXT, fn_names[i]);
     if (!f) {
         /* Not in the global scope: a libstdc++ loaded RTLD_LOCAL behind
@@ -114,7 +113,7 @@ static void *find_next(enum cxx_fn i)
     }
     if (!f)
         clear_dlerror();
-    trk_tl_guard = was;
+    trk_guard_leave(was);
     if (f)
         atomic_store_explicit(&next_fns[i], f, memory_order_relaxed);
     return f;
@@ -252,11 +251,11 @@ TRK_HOOK_INLINE void *new_common(enum cxx_fn i, unsigned kind, size_t n, size_t 
     if (!t)
         return call_new(i, n, align, nt);
     __attribute__((cleanup(leave_on_unwind))) int armed = 1;
-    trk_tl_guard = TRK_GUARD_INTERNAL;
+    trk_guard_set(TRK_GUARD_INTERNAL);
     enum cxx_fn j = nothrow_form(i);
     void *p = call_new(j, n, align, j == i ? nt : &nothrow_arg);
     int saved = errno;
-    trk_tl_guard = TRK_GUARD_HOOK;
+    trk_guard_set(TRK_GUARD_HOOK);
     if (p)
         trk_ev_alloc(t, kind, p, n, trk_stack(t));
     armed = 0;
@@ -277,7 +276,7 @@ TRK_HOOK_INLINE void delete_common(enum cxx_fn i, unsigned kind, void *p, size_t
         int saved = errno;
         trk_ev_free(t, kind, p);
         errno = saved;
-        trk_tl_guard = TRK_GUARD_INTERNAL;
+        trk_guard_set(TRK_GUARD_INTERNAL);
     }
     call_delete(i, p, size, align, nt);
     if (t)
@@ -357,8 +356,7 @@ void trk_check_allocators(void *handle)
     unsigned said = atomic_load(&unhooked_said);
     if (said == (1u << (sizeof(unhooked) / sizeof(unhooked[0]))) - 1)
         return;
-    int was = trk_tl_guard;
-    trk_tl_guard = TRK_GUARD_INTERNAL;
+    int was = trk_guard_enter_internal();
     for (unsigned i = 0; i < sizeof(unhooked) / sizeof(unhooked[0]); i++) {
         if (said & (1u << i))
             continue;
@@ -370,5 +368,5 @@ void trk_check_allocators(void *handle)
             continue;
         trk_log("warning: ", unhooked[i].what, NULL);
     }
-    trk_tl_guard = was;
+    trk_guard_leave(was);
 }

@@ -22,7 +22,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "preload/real.h"
+#include "preload/preload.h"
 
 static inline int from_unwinder(uintptr_t ra)
 {

@@ -16,7 +16,7 @@
 
 #include <jemalloc/jemalloc.h>
 
-#include "preload/real.h"
+#include "preload/preload.h"
 
 #define LG_ALIGN_MASK 0x3f
 

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "preload/real.h"
+#include "preload/preload.h"
 
 #define ENSURE(fn)                                                                                 \
     do {                                                                                           \

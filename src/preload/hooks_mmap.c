@@ -14,7 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "preload/real.h"
+#include "preload/preload.h"
 
 static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {

@@ -22,10 +22,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "capture/gpu_events.h"
 #include "common/env_options.h"
-#include "preload/real.h"
-#include "python/python.h"
+#include "preload/preload.h"
 
 extern char **environ;
 
@@ -109,9 +107,8 @@ TRK_EXPORT void *dlopen(const char *file, int mode)
         snapshot_if_changed();
         if (atomic_load(&trk_active))
             trk_check_allocators(h);
-        trk_py_after_dlopen();
-        if (trk_gpu_nvml_start && atomic_load_explicit(&trk_active, memory_order_relaxed))
-            trk_gpu_nvml_start(); /* the driver may have come in with this load */
+        trk_preload_wire_layers();
+        trk_layers_after_dlopen(); /* libpython, the GPU driver: init.c */
     }
     return h;
 }

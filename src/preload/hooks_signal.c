@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <signal.h>
 
-#include "preload/real.h"
+#include "preload/preload.h"
 
 TRK_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {

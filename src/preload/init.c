@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT
  *
  * init.c - lifecycle of the preload: start in the constructor, fork
- * handling, and the final flush at exit.
+ * handling, and the final flush at exit. The one place that knows every
+ * layer of the injected library (src/prim, src/capture, src/python,
+ * src/gpu): it starts them in order and wires the layers above the capture
+ * engine into it through its registrations (capture/layers.h, stacks.h).
  *
  * The atexit handler is registered from our constructor, which the loader
  * runs before __libc_start_main registers the loader's own finaliser; so it
@@ -12,10 +15,39 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "capture/gpu_events.h"
 #include "common/env_options.h"
-#include "preload/real.h"
+#include "gpu/gpu.h"
+#include "preload/preload.h"
 #include "python/python.h"
+
+/* ---- Wiring the layers above the capture engine ---------------------------- */
+
+static const struct trk_layer_ops python_ops = {
+    .fork_child = trk_py_fork_child,
+    .after_dlopen = trk_py_after_dlopen, /* an embedding program may load libpython late */
+};
+
+static void gpu_after_dlopen(void)
+{
+    if (atomic_load_explicit(&trk_active, memory_order_relaxed))
+        trk_gpu_nvml_start(); /* the driver may have come in with this load */
+}
+
+static const struct trk_layer_ops gpu_ops = {
+    .after_dlopen = gpu_after_dlopen,
+    .sample = trk_gpu_sample, /* driver-reported GPU memory, ~10 Hz */
+};
+
+/* Idempotent: the constructor calls it first thing, and so does the dlopen
+ * hook, which another library's constructor may reach before ours runs. */
+void trk_preload_wire_layers(void)
+{
+    static _Atomic int wired;
+    if (atomic_exchange(&wired, 1))
+        return;
+    trk_layer_register(&python_ops);
+    trk_layer_register(&gpu_ops);
+}
 
 static void on_exit_flush(void)
 {
@@ -29,8 +61,7 @@ static int fork_guard;
  * may wait for the writer, and the writer needs the flush lock). */
 static void fork_prepare(void)
 {
-    fork_guard = trk_tl_guard;
-    trk_tl_guard = TRK_GUARD_INTERNAL;
+    fork_guard = trk_guard_enter_internal();
     trk_dl_quiesce();
     trk_stacks_fork_prepare();
     trk_writer_fork_prepare();
@@ -41,7 +72,7 @@ static void fork_parent(void)
     trk_writer_fork_parent();
     trk_stacks_fork_parent();
     trk_dl_resume();
-    trk_tl_guard = fork_guard;
+    trk_guard_leave(fork_guard);
 }
 
 /* The child continues into a capture of its own, <stem>.<pid>.bin, with a
@@ -56,13 +87,13 @@ static void fork_child(void)
     struct trk_thread *self = trk_tl_thread;
     if (!was_active || !trk_cfg.follow_fork) {
         atomic_store(&trk_active, 0);
-        trk_tl_guard = fork_guard;
+        trk_guard_leave(fork_guard);
         return;
     }
     atomic_store(&trk_active, 0);
     trk_threads_after_fork_child(self);
     if (trk_output_open(1) != 0) {
-        trk_tl_guard = fork_guard;
+        trk_guard_leave(fork_guard);
         return;
     }
     atomic_store(&trk_active, 1);
@@ -74,8 +105,8 @@ static void fork_child(void)
     } else if (self) {
         trk_modules_snapshot(self);
     }
-    trk_py_fork_child(self);
-    trk_tl_guard = fork_guard;
+    trk_layers_fork_child(self);
+    trk_guard_leave(fork_guard);
 }
 
 static int fork_hooked; /* pthread_atfork registered: the handlers apply */
@@ -100,13 +131,15 @@ void trk_clone_child(void)
 
 __attribute__((constructor)) static void trk_preload_init(void)
 {
-    trk_tl_guard = TRK_GUARD_INTERNAL;
+    trk_guard_set(TRK_GUARD_INTERNAL);
+    trk_preload_wire_layers();
     trk_resolve();
     trk_pid = getpid();
     const char *off = getenv(TRK_ENV_NAME(DISABLE));
     if (off && *off && *off != '0')
         goto out;
     trk_config_load();
+    trk_py_config_load();
     trk_clock_init();
     trk_modules_init();
     if (trk_threads_init() || trk_stacks_init()) {
@@ -126,9 +159,8 @@ __attribute__((constructor)) static void trk_preload_init(void)
     fork_hooked = pthread_atfork(fork_prepare, fork_parent, fork_child) == 0;
     trk_py_init();
     trk_check_allocators(NULL);
-    trk_tl_guard = 0;
-    if (trk_gpu_nvml_start)
-        trk_gpu_nvml_start(); /* a program linked with the CUDA driver */
+    trk_guard_set(0);
+    trk_gpu_nvml_start(); /* a program linked with the CUDA driver */
     struct trk_thread *t = trk_enter();
     if (t) {
         trk_modules_snapshot(t);
@@ -136,5 +168,5 @@ __attribute__((constructor)) static void trk_preload_init(void)
     }
     return;
 out:
-    trk_tl_guard = 0;
+    trk_guard_set(0);
 }

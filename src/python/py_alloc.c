@@ -19,12 +19,12 @@ static struct trk_py_memalloc orig_mem, orig_obj;
 
 static inline void inner(void)
 {
-    trk_tl_guard = TRK_GUARD_INTERNAL;
+    trk_guard_set(TRK_GUARD_INTERNAL);
 }
 
 static inline void outer(void)
 {
-    trk_tl_guard = TRK_GUARD_HOOK;
+    trk_guard_set(TRK_GUARD_HOOK);
 }
 
 static void *w_malloc(void *ctx, size_t n)

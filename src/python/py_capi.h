@@ -117,9 +117,30 @@ int trk_py_layout_for(int minor, struct trk_py_layout *out) TRK_HIDDEN;
  * cap), 0 when the object is not a string we can read. */
 size_t trk_py_str(const PyObject *s, char *out, size_t cap) TRK_HIDDEN;
 
-/* py_stack.c: the calling thread's frames, innermost first, into t->pyv
- * (STACK values) and t->pyentry; returns the count. */
-int trk_py_walk(struct trk_thread *t, int max) TRK_HIDDEN;
+/* Python's per-thread block (py_stack.c): mapped on a thread's first
+ * Python stack, so only in a Python process, and reached through Python's
+ * own TLS pointer; kept with the thread's capture state (its
+ * provider_block), so that it is recycled with it. */
+#define TRK_PY_CACHE 512
+/* (code object, instruction offset) -> the STACK value that stands for it. */
+struct trk_py_cache_ent {
+    const void *code;
+    const void *linetable; /* tells a reused code object address from the old one */
+    int64_t lasti;
+    uint64_t value;
+};
+struct trk_py_thread {
+    uint32_t epoch; /* cache is valid while this equals the global epoch */
+    struct trk_py_cache_ent cache[TRK_PY_CACHE];
+    /* The walk's frames, innermost first, and the merged hybrid stack. */
+    uint64_t pyv[TRK_DEPTH_MAX];
+    uint8_t pyentry[TRK_DEPTH_MAX];
+    uintptr_t merged[2 * TRK_DEPTH_MAX + 32];
+};
+
+/* py_stack.c: the calling thread's frames, innermost first, into b->pyv
+ * (STACK values) and b->pyentry; returns the count. */
+int trk_py_walk(struct trk_thread *t, struct trk_py_thread *b, int max) TRK_HIDDEN;
 /* The frame pointer chain's head for the thread state tstate (NULL when no
  * Python code runs on it). */
 const void *trk_py_top_frame(const void *tstate) TRK_HIDDEN;

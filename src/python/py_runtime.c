@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/env_options.h"
 #include "python/py_capi.h"
 
 struct trk_py_api trk_pyapi;
@@ -135,10 +136,9 @@ static void free_entry(void)
     if (!e)
         return;
     entry_garbage = NULL;
-    int g = trk_tl_guard;
-    trk_tl_guard = TRK_GUARD_INTERNAL;
+    int g = trk_guard_enter_internal();
     entry_alloc.free(entry_alloc.ctx, e);
-    trk_tl_guard = g;
+    trk_guard_leave(g);
 }
 
 /* ---- Our own work ---------------------------------------------------------------- */
@@ -158,11 +158,11 @@ struct own {
 
 static struct own own_begin(void)
 {
-    struct own o = {trk_tl_guard, -1};
+    struct own o = {trk_guard_get(), -1};
     if (!trk_pyapi.GC_Disable)
         return o;
     o.gc = trk_pyapi.GC_Disable();
-    trk_tl_guard = TRK_GUARD_INTERNAL;
+    trk_guard_enter_internal(); /* o.guard, read above, is what own_end restores */
     return o;
 }
 
@@ -170,7 +170,7 @@ static void own_end(struct own o)
 {
     if (o.gc < 0)
         return;
-    trk_tl_guard = o.guard;
+    trk_guard_leave(o.guard);
     if (o.gc)
         trk_pyapi.GC_Enable();
 }
@@ -232,7 +232,7 @@ void trk_py_emit_info(struct trk_thread *t)
 {
     uint8_t buf[TRK_REC_MAX];
     uint64_t flags = 0;
-    if (trk_cfg.python == TRK_PY_HYBRID)
+    if (trk_py_cfg.mode == TRK_PY_HYBRID)
         flags |= TRK_PYF_NATIVE;
     if (allocators_on)
         flags |= TRK_PYF_ALLOCATORS;
@@ -583,7 +583,7 @@ static void setup(void)
         bs = trk_pyapi.Dict_GetItemString(mods, "_frozen_importlib");
         own_end(o);
     }
-    if (trk_cfg.python != TRK_PY_OFF) {
+    if (trk_py_cfg.mode != TRK_PY_OFF) {
         run_check(bs);
         if (layout_ok)
             atomic_store(&trk_stack_provider, trk_py_stack);
@@ -616,7 +616,7 @@ static int audit_hook(const char *event, PyObject *args, void *ud)
         }
         return 0;
     }
-    if (trk_tl_guard)
+    if (trk_guard_get())
         return 0;
     in_setup = 1;
     if (atomic_load(&trk_active))
@@ -717,9 +717,23 @@ static uint64_t find_version(void)
     return ((uint64_t)v[0] << 24) | ((uint64_t)v[1] << 16) | ((uint64_t)v[2] << 8) | 0xF0;
 }
 
+struct trk_py_config trk_py_cfg = {.mode = TRK_ENV_PYTHON_DEF,
+                                    .allocators = TRK_ENV_PYTHON_ALLOCATORS_DEF};
+
+/* The table's values are the modes this layer implements. */
+_Static_assert(TRK_ENV_PYTHON_MIN == TRK_PY_OFF && TRK_ENV_PYTHON_MAX == TRK_PY_HYBRID &&
+                   TRK_ENV_PYTHON_DEF == TRK_PY_HYBRID,
+               "TRACKER_PYTHON in env_options.h and python.h");
+
+void trk_py_config_load(void)
+{
+    trk_py_cfg.mode = (int)trk_env_long(TRK_ENV_PYTHON);
+    trk_py_cfg.allocators = (int)trk_env_long(TRK_ENV_PYTHON_ALLOCATORS);
+}
+
 void trk_py_init(void)
 {
-    if (installed || (trk_cfg.python == TRK_PY_OFF && !trk_cfg.py_allocators))
+    if (installed || (trk_py_cfg.mode == TRK_PY_OFF && !trk_py_cfg.allocators))
         return;
     if (!sym("PySys_AddAuditHook") || !resolve_api())
         return;
@@ -731,24 +745,22 @@ void trk_py_init(void)
     }
     installed = 1;
     trk_py_codes_reset();
-    if (trk_cfg.py_allocators) {
+    if (trk_py_cfg.allocators) {
         trk_py_alloc_install();
         allocators_on = 1;
     }
-    int g = trk_tl_guard;
-    trk_tl_guard = TRK_GUARD_INTERNAL;
+    int g = trk_guard_enter_internal();
     add_hook();
-    trk_tl_guard = g;
+    trk_guard_leave(g);
 }
 
 void trk_py_after_dlopen(void)
 {
     if (installed)
         return;
-    int g = trk_tl_guard;
-    trk_tl_guard = TRK_GUARD_INTERNAL;
+    int g = trk_guard_enter_internal();
     trk_py_init();
-    trk_tl_guard = g;
+    trk_guard_leave(g);
 }
 
 void trk_py_fork_child(struct trk_thread *t)

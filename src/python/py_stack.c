@@ -301,11 +301,12 @@ const void *trk_py_top_frame(const void *ts)
 /* The STACK value of one frame: its code's id and the line it is at, cached
  * per thread by (code, instruction offset) because finding a line means
  * scanning the code's line table. */
-static uint64_t frame_value(struct trk_thread *t, const PyObject *code, int64_t lasti)
+static uint64_t frame_value(struct trk_thread *t, struct trk_py_thread *b, const PyObject *code,
+                            int64_t lasti)
 {
     const void *lt = LOAD_PTR(code, trk_pylay.co_linetable);
     uint64_t h = ((uint64_t)(uintptr_t)code >> 4) ^ ((uint64_t)lasti * 0x9E3779B1u);
-    struct trk_py_cache_ent *c = &t->pycache[(h ^ (h >> 11)) & (TRK_PY_CACHE - 1)];
+    struct trk_py_cache_ent *c = &b->cache[(h ^ (h >> 11)) & (TRK_PY_CACHE - 1)];
     if (c->code == code && c->lasti == lasti && c->linetable == lt)
         return c->value;
     uint32_t id = code_id(t, code);
@@ -325,16 +326,16 @@ static uint64_t frame_value(struct trk_thread *t, const PyObject *code, int64_t 
     return v;
 }
 
-int trk_py_walk(struct trk_thread *t, int max)
+int trk_py_walk(struct trk_thread *t, struct trk_py_thread *b, int max)
 {
     const void *ts = trk_pyapi.GILState_GetThisThreadState();
     const void *f = trk_py_top_frame(ts);
     if (!f)
         return 0;
     uint32_t epoch = atomic_load_explicit(&py_epoch, memory_order_relaxed);
-    if (TRK_UNLIKELY(t->py_epoch != epoch)) {
-        memset(t->pycache, 0, sizeof(t->pycache));
-        t->py_epoch = epoch;
+    if (TRK_UNLIKELY(b->epoch != epoch)) {
+        memset(b->cache, 0, sizeof(b->cache));
+        b->epoch = epoch;
     }
     const struct trk_py_layout *L = &trk_pylay;
     const void *code_type = trk_pyapi.Code_Type;
@@ -360,7 +361,7 @@ int trk_py_walk(struct trk_thread *t, int max)
             const char *ip = LOAD_PTR(f, L->f_lasti);
             lasti = ip - ((const char *)code + L->co_code);
         }
-        uint64_t v = frame_value(t, code, lasti);
+        uint64_t v = frame_value(t, b, code, lasti);
         if (!v)
             break;
         uint8_t entry = 1;
@@ -368,8 +369,8 @@ int trk_py_walk(struct trk_thread *t, int max)
             entry = LOAD_U8(f, L->f_is_entry);
         else if (L->owner_cstack >= 0)
             entry = !prev || LOAD_U8(prev, L->f_owner) == L->owner_cstack;
-        t->pyv[n] = v;
-        t->pyentry[n] = entry;
+        b->pyv[n] = v;
+        b->pyentry[n] = entry;
         n++;
         f = prev;
     }
@@ -384,37 +385,62 @@ int trk_py_walk(struct trk_thread *t, int max)
  * loop invocation; before that each frame had its own). Python frames left
  * over (the native unwind was cut at its depth, or an eval frame sat in a
  * .cold part we do not know) go at the outer end, in order. */
-static int merge(struct trk_thread *t, int nn, int np)
+static int merge(struct trk_thread *t, struct trk_py_thread *b, int nn, int np)
 {
     uintptr_t lo = (uintptr_t)trk_pyapi.eval_lo, hi = (uintptr_t)trk_pyapi.eval_hi;
-    uintptr_t *out = t->merged;
-    int cap = (int)(sizeof(t->merged) / sizeof(t->merged[0]));
+    uintptr_t *out = b->merged;
+    int cap = (int)(sizeof(b->merged) / sizeof(b->merged[0]));
     int k = 0, j = 0;
     for (int i = 0; i < nn && k < cap; i++) {
         uintptr_t ip = t->ips[i];
         if (ip > lo && ip <= hi && j < np) {
             do {
-                out[k++] = (uintptr_t)t->pyv[j];
-            } while (!t->pyentry[j++] && j < np && k < cap);
+                out[k++] = (uintptr_t)b->pyv[j];
+            } while (!b->pyentry[j++] && j < np && k < cap);
             continue;
         }
         out[k++] = ip;
     }
     while (j < np && k < cap)
-        out[k++] = (uintptr_t)t->pyv[j++];
+        out[k++] = (uintptr_t)b->pyv[j++];
     return k > TRK_DEPTH_MAX ? TRK_DEPTH_MAX : k;
+}
+
+/* The calling thread's block: behind Python's own TLS pointer, and
+ * otherwise the one its capture state already holds (a recycled state's:
+ * its old thread is gone), else a fresh mapping (~42 KiB). NULL when none
+ * can be had: the caller takes a plain native stack. */
+static __thread struct trk_py_thread *py_tl TRK_TLS;
+
+static struct trk_py_thread *py_block(struct trk_thread *t)
+{
+    struct trk_py_thread *b = py_tl;
+    if (TRK_LIKELY(b != NULL))
+        return b;
+    b = t->provider_block;
+    if (!b) {
+        b = trk_sys_mmap(sizeof(*b));
+        if (!b)
+            return NULL;
+        t->provider_block = b;
+    }
+    py_tl = b;
+    return b;
 }
 
 int trk_py_stack(struct trk_thread *t, uint32_t *id)
 {
-    int np = trk_py_walk(t, TRK_DEPTH_MAX);
+    struct trk_py_thread *b = py_block(t);
+    if (TRK_UNLIKELY(!b))
+        return 0;
+    int np = trk_py_walk(t, b, TRK_DEPTH_MAX);
     if (np == 0)
         return 0;
-    if (trk_cfg.python == TRK_PY_ONLY) {
-        *id = trk_stack_intern(t, (const uintptr_t *)t->pyv, np);
+    if (trk_py_cfg.mode == TRK_PY_ONLY) {
+        *id = trk_stack_intern(t, (const uintptr_t *)b->pyv, np);
         return 1;
     }
     int nn = trk_stack_unwind(t, trk_cfg.depth);
-    *id = trk_stack_intern(t, t->merged, merge(t, nn, np));
+    *id = trk_stack_intern(t, b->merged, merge(t, b, nn, np));
     return 1;
 }

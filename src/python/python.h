@@ -15,6 +15,23 @@
 
 #include "capture/capture.h"
 
+/* ---- Settings (TRACKER_PYTHON*, read by trk_py_config_load) ---------------- */
+
+/* TRACKER_PYTHON values. */
+#define TRK_PY_OFF    0 /* native stacks only, even in a Python process */
+#define TRK_PY_ONLY   1 /* Python frames only (no native unwinding while Python runs) */
+#define TRK_PY_HYBRID 2 /* Python frames in place of the eval loop's native frames */
+
+struct trk_py_config {
+    int mode;       /* TRK_PY_*: Python frames in stacks */
+    int allocators; /* record pymalloc's allocations too */
+};
+extern struct trk_py_config trk_py_cfg TRK_HIDDEN;
+
+/* Reads the settings from the environment; the preload constructor calls it
+ * right after the capture engine's (trk_config_load). */
+void trk_py_config_load(void) TRK_HIDDEN;
+
 /* Builds the stack of the current allocation when the calling thread runs
  * Python code: returns 1 with *id set, or 0 to let the caller take a plain
  * native stack (no Python frames on this thread). Installed as the capture

@@ -12,7 +12,8 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "preload/real.h"
+#include "prim/guard.h"
+#include "prim/real.h"
 
 struct trk_real_fns trk_real;
 _Alignas(64) char trk_boot_arena[TRK_BOOT_ARENA_SIZE];
@@ -56,8 +57,7 @@ void trk_resolve(void)
     if (!atomic_compare_exchange_strong(&resolve_state, &expect, 1))
         return; /* done, or in progress on this or another thread: the
                  * caller falls back to the arena or a raw syscall */
-    int was = trk_tl_guard;
-    trk_tl_guard = TRK_GUARD_INTERNAL;
+    int was = trk_guard_enter_internal();
     GET(free, "free");
     GET(calloc, "calloc");
     GET(realloc, "realloc");
@@ -105,6 +105,6 @@ void trk_resolve(void)
     GET(fstat64, "fstat64");
     /* malloc last: its presence is what the hooks test for "resolved". */
     GET(malloc, "malloc");
-    trk_tl_guard = was;
+    trk_guard_leave(was);
     atomic_store(&resolve_state, 2);
 }

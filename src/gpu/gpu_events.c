@@ -9,7 +9,7 @@
  * (src/gpu does). A record opens its seq window with trk_ev_begin,
  * is encoded into the ring and closes the window when it is committed.
  */
-#include "capture/gpu_events.h"
+#include "gpu/gpu_events.h"
 
 /* GPU_EXIT in front of the record when asked. */
 static inline uint8_t *scope_before(uint8_t *p, unsigned scope)

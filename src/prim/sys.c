@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT
  *
- * sys.c - the few system services the capture engine needs, reached through
- * raw syscalls so that they can never land back in our own mmap hook or in an
- * allocator. Never allocates, never uses stdio.
+ * sys.c - the few system services the in-process layers need, reached
+ * through raw syscalls so that they can never land back in our own mmap hook
+ * or in an allocator; and the re-entry guard's storage (guard.h). Never
+ * allocates, never uses stdio.
  */
 #include <errno.h>
 #include <string.h>
@@ -10,8 +11,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "capture/capture.h"
+#include "prim/guard.h"
+#include "prim/real.h"
+#include "prim/sys.h"
 
+__thread int trk_tl_guard TRK_TLS;
 pid_t trk_pid;
 
 void *trk_sys_mmap(size_t len)
@@ -69,4 +73,15 @@ void trk_log(const char *a, const char *b, const char *c)
     ssize_t r = write(2, buf, n);
     (void)r;
     errno = saved;
+}
+
+/* Our own threads' names go straight to the next pthread_setname_np: the
+ * preload's hook of it is the program's, and a lower layer must not call
+ * up into it. */
+void trk_sys_name_thread(pthread_t th, const char *name)
+{
+    if (!trk_real.pthread_setname_np)
+        trk_resolve();
+    if (trk_real.pthread_setname_np)
+        trk_real.pthread_setname_np(th, name);
 }

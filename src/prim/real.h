@@ -3,9 +3,13 @@
  * real.h - the next definitions (dlsym RTLD_NEXT) of every function the
  * preload interposes, and the bootstrap arena that serves allocations made
  * while those are still being looked up (dlsym itself calls calloc).
+ *
+ * The bottom of the injected library (as mimalloc keeps prim.h under
+ * everything): any layer may reach the real functions here without going
+ * through, or knowing about, the preload's hooks.
  */
-#ifndef TRK_PRELOAD_REAL_H
-#define TRK_PRELOAD_REAL_H
+#ifndef TRK_PRIM_REAL_H
+#define TRK_PRIM_REAL_H
 
 #include <pthread.h>
 #include <spawn.h>
@@ -13,9 +17,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#include "capture/capture.h"
-
-#define TRK_EXPORT __attribute__((visibility("default")))
+#include "prim/base.h"
 
 struct trk_real_fns {
     void *(*malloc)(size_t);
@@ -87,19 +89,4 @@ static inline int trk_boot_owns(const void *p)
            (const char *)p < trk_boot_arena + TRK_BOOT_ARENA_SIZE;
 }
 
-/* Says once on stderr when an allocator whose own entry points are not
- * hooked is loaded (hooks_cxx.c): in the whole process when handle is NULL,
- * else in the object just dlopen'ed. */
-void trk_check_allocators(void *handle) TRK_HIDDEN;
-
-/* Environment that exec'd children must see to be traced (hooks_proc.c). */
-void trk_env_capture(void) TRK_HIDDEN;
-
-/* The fork handlers (init.c), for the clone hook: a clone() without CLONE_VM
- * is a fork that pthread_atfork never sees. Prepare returns 0 when no
- * handlers apply (not tracking). */
-int trk_clone_prepare(void) TRK_HIDDEN;
-void trk_clone_parent(void) TRK_HIDDEN;
-void trk_clone_child(void) TRK_HIDDEN;
-
-#endif /* TRK_PRELOAD_REAL_H */
+#endif /* TRK_PRIM_REAL_H */

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
  * gpu_events.h - the GPU event emitters (GPU_* records, docs/FORMAT.md §4)
- * that src/gpu's hooks call, and the one sampler entry point src/gpu offers
- * the capture engine.
+ * that src/gpu's hooks call, built on the capture engine's ring (events.h).
  *
  * Same rules as events.c: every emitter is called with the thread's guard
  * held (trk_enter), never allocates, never blocks except for ring space, and
@@ -49,15 +48,5 @@ void trk_ev_gpu_meminfo(struct trk_thread *t, unsigned device, uint64_t used,
 /* GPU_ENTER (enter != 0) / GPU_EXIT: one byte, no seq. Host events this
  * thread records in between were made by the GPU driver. */
 void trk_ev_gpu_scope(struct trk_thread *t, int enter) TRK_HIDDEN;
-
-/* Called by the sampler thread on every tick (writer.c), with its own
- * thread state and the internal guard set; samples driver-reported GPU
- * memory (src/gpu/nvml_sampler.c) at its own, lower rate. Weak, so that the
- * capture engine links without src/gpu (the unit tests do). */
-void trk_gpu_sample(struct trk_thread *t) __attribute__((weak)) TRK_HIDDEN;
-/* Loads NVML once the CUDA driver is in the process; on the program's
- * thread only (the dlopen hook, the constructor): the sampler opens no
- * descriptor. Weak for the same reason. */
-void trk_gpu_nvml_start(void) __attribute__((weak)) TRK_HIDDEN;
 
 #endif /* TRK_GPU_EVENTS_H */
