@@ -718,7 +718,7 @@ static uint64_t find_version(void)
 }
 
 struct trk_py_config trk_py_cfg = {.mode = TRK_ENV_PYTHON_DEF,
-                                    .allocators = TRK_ENV_PYTHON_ALLOCATORS_DEF};
+                                   .allocators = TRK_ENV_PYTHON_ALLOCATORS_DEF};
 
 /* The table's values are the modes this layer implements. */
 _Static_assert(TRK_ENV_PYTHON_MIN == TRK_PY_OFF && TRK_ENV_PYTHON_MAX == TRK_PY_HYBRID &&
