@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""test_shim.py - issue 10 §1 and §6: the program the user asked to run is
+the capture they get. A pyenv-like shim (a bash script that runs a few
+subshells, then execs the real interpreter in the same pid) is resolved
+before anything is traced; `tracker run ./wrapper.sh` where the wrapper
+execs a program reports, on the -o file, the image the pid finally became;
+a report on one capture of a set says which others exist and which holds
+the Python interpreter; `--python` that is not a Python is an error; after
+a run the next command to try is printed."""
+
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import Skip, check, eq, main  # noqa: E402
+
+REAL_PY = "/usr/bin/python3"
+
+# pyenv's shim: `#!/usr/bin/env bash`, subshells (pyenv's version lookup),
+# then exec of the real interpreter in the same pid.
+SHIM = """#!/usr/bin/env bash
+set -e
+v=$(echo 3.11 | cat)
+d=$(dirname "$0")
+( true )
+exec %s "$@"
+""" % REAL_PY
+
+SCRIPT = """def grow():
+    return [bytearray(4096) for _ in range(500)]  # line 2
+
+
+keep = grow()
+"""
+
+
+def setup(env, label):
+    if not os.access(REAL_PY, os.X_OK):
+        raise Skip("%s not installed" % REAL_PY)
+    d = env.tmpdir(label)
+    bindir = os.path.join(d, "bin")
+    os.makedirs(bindir)
+    shim = os.path.join(bindir, "python3")
+    with open(shim, "w") as f:
+        f.write(SHIM)
+    os.chmod(shim, 0o755)
+    work = os.path.join(d, "work")
+    os.makedirs(work)
+    with open(os.path.join(work, "s.py"), "w") as f:
+        f.write(SCRIPT)
+    penv = {"PATH": bindir + ":" + os.environ.get("PATH", "/usr/bin:/bin"),
+            "PYTHONDONTWRITEBYTECODE": "1"}
+    return work, penv
+
+
+def tracker(env, args, penv, cwd, rc=0):
+    cp = env.run_raw([env.tracker] + args, env=penv, cwd=cwd, timeout=120)
+    err = cp.stderr.decode(errors="replace")
+    if rc is not None:
+        eq(cp.returncode, rc, "exit status of tracker %s (stderr: %s)" % (" ".join(args), err))
+    return cp.stdout.decode(errors="replace"), err
+
+
+def check_python_capture(env, work, penv, out):
+    """out is the one capture of the run: the real interpreter's, with the
+    script's line."""
+    eq(sorted(f for f in os.listdir(work) if f.endswith(".bin")), [out], "captures written")
+    st = env.stats(os.path.join(work, out))
+    check(st["command"].startswith(REAL_PY + " "),
+          "capture's command is the real interpreter: %r" % st["command"])
+    summ, _ = tracker(env, ["summary", out], penv, work)
+    check(re.search(r"\(s\.py:2\)", summ), "summary shows the script's line:\n" + summ[:2000])
+
+
+def test_shim_script(env):
+    """`tracker run s.py` with the shim first on PATH: one capture, the
+    real interpreter's (old code: 6 captures, the first /usr/bin/env bash)."""
+    work, penv = setup(env, "script")
+    _, err = tracker(env, ["run", "-o", "o.bin", "s.py"], penv, work)
+    check("wrote 1 capture:" in err, "one capture listed:\n" + err)
+    check_python_capture(env, work, penv, "o.bin")
+
+
+def test_shim_python3(env):
+    """`tracker run python3 s.py` resolves the shim the same way."""
+    work, penv = setup(env, "py3")
+    tracker(env, ["run", "-o", "o.bin", "python3", "s.py"], penv, work)
+    check_python_capture(env, work, penv, "o.bin")
+
+
+def test_shim_dash_c(env):
+    """`tracker run -c CODE` too, with the default capture name."""
+    work, penv = setup(env, "dashc")
+    _, err = tracker(env, ["run", "-c", "exec(open('s.py').read())"], penv, work)
+    names = [f for f in os.listdir(work) if f.endswith(".bin")]
+    eq(len(names), 1, "captures written (%s)" % err)
+    check(re.fullmatch(r"tracker-python\.\d+\.bin", names[0]), "default name: %s" % names[0])
+    st = env.stats(os.path.join(work, names[0]))
+    check(st["command"].startswith(REAL_PY + " -c "), "command: %r" % st["command"])
+
+
+def test_python_not_a_python(env):
+    """--python /usr/bin/true is an error, nothing is traced or written."""
+    work, penv = setup(env, "true")
+    cp = env.run_raw([env.tracker, "run", "--python", "/usr/bin/true", "-o", "o.bin", "s.py"],
+                     env=penv, cwd=work)
+    err = cp.stderr.decode(errors="replace")
+    check(cp.returncode != 0, "exit status %d for a non-Python --python" % cp.returncode)
+    check("/usr/bin/true" in err and "not a Python interpreter" in err,
+          "message names the file and says why:\n" + err)
+    eq(sorted(os.listdir(work)), ["s.py"], "files in the working directory")
+
+
+def test_next_command_hint(env):
+    """After a run, the next command to try, on the capture -o names."""
+    work, penv = setup(env, "hint")
+    _, err = tracker(env, ["run", "-o", "o.bin", "s.py"], penv, work)
+    check("tracker flamegraph o.bin" in err, "next command printed:\n" + err)
+    _, err = tracker(env, ["run", "-q", "-o", "q.bin", "-f", "s.py"], penv, work)
+    eq(err, "", "-q prints nothing")
+
+
+if __name__ == "__main__":
+    sys.exit(main(globals()))
