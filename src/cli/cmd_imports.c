@@ -6,6 +6,8 @@
  */
 #include <stddef.h>
 
+#include <stdlib.h>
+
 #include "cli/cli.h"
 #include "report/imports.h"
 #include "report/report.h"
@@ -67,9 +69,12 @@ int trk_cmd_imports(int argc, char **argv)
     trk_report_opts_init(&m.ro);
     int rc = trk_cli_parse(&trk_imports_cmd, (void *[]){&m}, argc, argv, &args);
     if (rc < 0) {
-        m.file = args.operands[0];
+        /* As every report: the run's file stands for its last exec'd image. */
+        char *file = trk_cli_follow_capture(args.operands[0], false, stderr);
+        m.file = file ? file : args.operands[0];
         struct trk_report_job job = {.cmd = "imports", .ro = &m.ro, .write = render, .ctx = &m};
         rc = trk_cli_report(&job);
+        free(file);
     }
     trk_report_opts_free(&m.ro);
     return rc;

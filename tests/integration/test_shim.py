@@ -122,5 +122,58 @@ def test_next_command_hint(env):
     eq(err, "", "-q prints nothing")
 
 
+WRAPPER = """#!/bin/sh
+v=$(echo hi | cat)
+( true )
+exec %s s.py
+""" % REAL_PY
+
+
+def wrapper_run(env, label):
+    work, penv = setup(env, label)
+    w = os.path.join(work, "wrapper.sh")
+    with open(w, "w") as f:
+        f.write(WRAPPER)
+    os.chmod(w, 0o755)
+    _, err = tracker(env, ["run", "-o", "w.bin", "./wrapper.sh"], penv, work)
+    caps = sorted(f for f in os.listdir(work) if f.endswith(".bin"))
+    check(len(caps) > 2, "the wrapper's subshells are captures too: %s" % caps)
+    return work, penv, caps
+
+
+def test_wrapper_exec_followed(env):
+    """`tracker run -o w.bin ./wrapper.sh` that execs python3: reports on
+    w.bin are the program the pid finally became (old code: /bin/sh's
+    capture, no Python frames), and say so in one line."""
+    work, penv, caps = wrapper_run(env, "wrap")
+    st = env.stats(os.path.join(work, "w.bin"))
+    check(st["command"].startswith(REAL_PY + " s.py"), "stats command: %r" % st["command"])
+    summ, err = tracker(env, ["summary", "w.bin"], penv, work)
+    check(re.search(r"\(s\.py:2\)", summ), "summary shows the script's line:\n" + summ[:2000])
+    check(re.search(r"w\.bin is pid \d+'s first image \(/bin/sh \./wrapper\.sh\), which "
+                    r"exec'd; reporting its last image, w\.\d+\.bin", err),
+          "the followed exec is said:\n" + err)
+    imp, _ = tracker(env, ["imports", "w.bin"], penv, work)
+    check("Python 3." in imp, "imports reads the Python image:\n" + imp[:500])
+
+
+def test_other_captures_note(env):
+    """A report on a non-Python capture of the set names, in one line, how
+    many captures the run wrote and which holds the Python interpreter."""
+    work, penv, caps = wrapper_run(env, "note")
+    st = env.stats(os.path.join(work, "w.bin"))
+    pid = st["pid"]
+    py = "w.%d.bin" % pid
+    check(py in caps, "the exec'd image's capture %s in %s" % (py, caps))
+    sub = [c for c in caps if c not in ("w.bin", py) and not c.startswith("w.%d." % pid)][0]
+    _, err = tracker(env, ["summary", sub], penv, work)
+    lines = [ln for ln in err.splitlines() if "captures of this run" in ln]
+    eq(len(lines), 1, "note lines in %r" % err)
+    eq(lines[0], "tracker: %s is 1 of %d captures of this run (w.*.bin; --all reads them all); "
+       "the Python interpreter is in: %s" % (sub, len(caps), py), "note")
+    _, err = tracker(env, ["imports", sub], penv, work, rc=None)
+    check("the Python interpreter is in: %s" % py in err, "imports names it:\n" + err)
+
+
 if __name__ == "__main__":
     sys.exit(main(globals()))
