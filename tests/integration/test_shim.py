@@ -9,6 +9,7 @@ a report on one capture of a set says which others exist and which holds
 the Python interpreter; `--python` that is not a Python is an error; after
 a run the next command to try is printed."""
 
+import json
 import os
 import re
 import sys
@@ -173,6 +174,61 @@ def test_other_captures_note(env):
        "the Python interpreter is in: %s" % (sub, len(caps), py), "note")
     _, err = tracker(env, ["imports", sub], penv, work, rc=None)
     check("the Python interpreter is in: %s" % py in err, "imports names it:\n" + err)
+
+
+# ---- §6: tracker imports shows time and sorts ------------------------------------------
+
+IMPORT_MAIN = "import bigmod\nimport slowmod\n"
+BIGMOD = "keep = bytearray(3000000)\n"
+SLOWMOD = "import time\ntime.sleep(0.3)\n"
+
+
+def walk(nodes):
+    for n in nodes:
+        yield n
+        yield from walk(n["children"])
+
+
+def check_sorted(nodes, key, what):
+    vals = [n[key] for n in nodes]
+    eq(vals, sorted(vals, reverse=True), "%s: siblings by %s" % (what, key))
+    for n in nodes:
+        check_sorted(n["children"], key, what)
+
+
+def test_imports_time_and_sort(env):
+    """`tracker imports` shows each import's time beside its bytes (self as
+    -X importtime: less its nested imports) and --sort orders siblings by a
+    column, largest first."""
+    work, penv = setup(env, "imp")
+    for name, text in (("m.py", IMPORT_MAIN), ("bigmod.py", BIGMOD), ("slowmod.py", SLOWMOD)):
+        with open(os.path.join(work, name), "w") as f:
+            f.write(text)
+    penv["PYTHONPATH"] = work
+    tracker(env, ["run", "-q", "--python", REAL_PY, "-o", "i.bin", "m.py"], penv, work)
+    txt, _ = tracker(env, ["imports", "i.bin"], penv, work)
+    check(re.search(r"self live cumul\. live\s+self time cumul\. time  imported module", txt),
+          "time columns in the header:\n" + txt[:1000])
+    row = [ln for ln in txt.splitlines() if ln.endswith(" slowmod")]
+    eq(len(row), 1, "slowmod rows")
+    # At least the 0.3 s it slept (a lower bound, not a speed).
+    check(re.search(r"\s(\d+\.\d+ ms|\d+\.\d+ s)\s", row[0]), "slowmod's time: %r" % row[0])
+    out, _ = tracker(env, ["imports", "--json", "i.bin"], penv, work)
+
+    nodes = {n["module"]: n for n in walk(json.loads(out)["imports"])}
+    check(nodes["slowmod"]["self_duration_s"] >= 0.3, "slowmod self time %r"
+          % nodes["slowmod"]["self_duration_s"])
+    tops = [n["module"] for n in json.loads(out)["imports"]]
+    check(tops.index("bigmod") < tops.index("slowmod"), "import order by default: %s" % tops)
+    for col, key in (("self-alloc", "allocated_bytes"), ("alloc", "cumulative_allocated_bytes"),
+                     ("time", "duration_s"), ("self-time", "self_duration_s")):
+        out, _ = tracker(env, ["imports", "--json", "--sort", col, "i.bin"], penv, work)
+        check_sorted(json.loads(out)["imports"], key, "--sort " + col)
+    txt, _ = tracker(env, ["imports", "--sort", "self-alloc", "i.bin"], penv, work)
+    first = [ln for ln in txt.splitlines() if re.match(r"\s*\d", ln)][0]
+    check(first.endswith("  bigmod"), "largest self alloc first: %r" % first)
+    _, err = tracker(env, ["imports", "--sort", "size", "i.bin"], penv, work, rc=2)
+    check("--sort" in err, "a bad column is refused: %r" % err)
 
 
 if __name__ == "__main__":
