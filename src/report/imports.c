@@ -233,9 +233,9 @@ static void text_capture(FILE *out, const struct icapture *c, uint64_t min, bool
     fprintf(out, "%s", several ? "\n" : "");
     if (c->truncated)
         fprintf(out,
-                "warning: %s is truncated (the program was killed or is still running); "
-                "imports still open there count as unfinished\n",
-                c->path);
+                "warning: %s has no end record: %s; imports still open there count as "
+                "unfinished\n",
+                c->path, TRK_REPORT_NO_END);
     fprintf(out, "%s - ", c->label);
     if (im->python)
         fprintf(out, "Python %s, ", trk_python_version(im->python_version, v, sizeof(v)));

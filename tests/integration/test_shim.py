@@ -15,7 +15,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Skip, check, eq, main  # noqa: E402
+from harness import Skip, check, eq, kv, main  # noqa: E402
 
 REAL_PY = "/usr/bin/python3"
 
@@ -229,6 +229,56 @@ def test_imports_time_and_sort(env):
     check(first.endswith("  bigmod"), "largest self alloc first: %r" % first)
     _, err = tracker(env, ["imports", "--sort", "size", "i.bin"], penv, work, rc=2)
     check("--sort" in err, "a bad column is refused: %r" % err)
+
+
+# ---- §6: how a capture ended, in words ---------------------------------------------------
+
+TERMINATED = """import os, signal, time
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    keep = bytearray(100000)
+    os.write(w, b"x")
+    time.sleep(60)
+    os._exit(0)
+os.read(r, 1)
+os.kill(pid, signal.SIGTERM)
+os.waitpid(pid, 0)
+print("child=%d" % pid)
+"""
+
+
+def test_ended_wording(env):
+    """A capture whose process exec'd says so (its blocks are "live at
+    exec", not leaked), and one whose parent terminated it is not called
+    killed: the report names what may have happened."""
+    work, penv, caps = wrapper_run(env, "end")
+    st = env.stats(os.path.join(work, "w.bin"))
+    # A subshell that exec'd: its first image is w.<pid>.bin beside w.<pid>.1.bin.
+    execd = [c for c in caps if c.count(".") == 2 and c != "w.%d.bin" % st["pid"]
+             and c.replace(".bin", ".1.bin") in caps]
+    check(execd, "a subshell that exec'd among %s" % caps)
+    out, _ = tracker(env, ["stats", execd[0]], penv, work)
+    check(re.search(r"^Ended +by exec: the process became another program", out, re.M),
+          "exec'd ending said:\n" + out)
+    check(re.search(r"^  Live at exec ", out, re.M) and not re.search(r"^  Leaked ", out, re.M),
+          "blocks live at exec are not called leaked:\n" + out)
+    js = env.stats(os.path.join(work, execd[0]))
+    eq(js["ended"], "exec", "JSON ended")
+    eq(env.stats(os.path.join(work, "w.bin"))["ended"], "exit", "the python image's ending")
+
+    with open(os.path.join(work, "t.py"), "w") as f:
+        f.write(TERMINATED)
+    cp = env.run_raw([env.tracker, "run", "-q", "--python", REAL_PY, "-o", "t.bin", "t.py"],
+                     env=penv, cwd=work, timeout=120)
+    eq(cp.returncode, 0, "parent's exit status (%s)" % cp.stderr.decode(errors="replace"))
+    child = "t.%s.bin" % kv(cp.stdout)["child"]
+    for cmd in (["stats"], ["summary"]):
+        out, err = tracker(env, cmd + [child], penv, work)
+        text = out + err
+        check("killed or is still running" not in text and "terminated by its parent" in text,
+              "%s on a terminated child:\n%s" % (cmd[0], text[:1500]))
+    eq(env.stats(os.path.join(work, child), allow_truncated=True)["ended"], None, "JSON ended")
 
 
 if __name__ == "__main__":
