@@ -604,7 +604,9 @@ static int run_with(struct run_opts *o, int argc, char **argv)
         char path[PATH_MAX];
         output_path(o, pid, path, sizeof(path));
         trk_list_captures(path, o->session, stderr);
-        print_next(path);
+        struct stat st;
+        if (stat(path, &st) == 0 && st.st_size > 0) /* an empty one was explained */
+            print_next(path);
     }
     return code;
 }
