@@ -609,6 +609,8 @@ static void finish_totals(struct trk_prof_ctx *c, struct trk_reader *r)
     st->gpu_driver_host.leaked_bytes = py->marked ? py->drv_live : c->drv_live;
     st->gpu_driver_host.mmap_leaked_bytes = py->marked ? py->drv_mapped : c->drv_mapped;
     st->truncated = rs->truncated;
+    st->end_seen = rs->end_seen;
+    st->end_reason = rs->end_reason;
     st->lost_events = rs->lost_events;
     st->checksum_failures = rs->checksum_failures;
     st->bad_chunks = rs->bad_chunks;

@@ -85,6 +85,8 @@ struct trk_stats {
     uint64_t threads;  /* distinct program thread ids that started a stream */
     double duration_s; /* END (or last event if truncated) - clock_base */
     bool truncated;
+    bool end_seen;       /* the capture ends with END: end_reason is valid */
+    uint32_t end_reason; /* enum trk_end_reason of format.h: exit, exec, _exit */
     uint64_t lost_events;
     uint64_t checksum_failures;
     uint64_t bad_chunks;

@@ -196,6 +196,13 @@ int trk_find_lib(char *buf, size_t len);
  * path as shown to the user. */
 void trk_list_captures(const char *root, uint64_t session, FILE *f);
 
+/* The capture a report on path reads (capture_chain.c), malloc'd (NULL:
+ * out of memory): the run's file follows its pid's exec chain to the last
+ * image; any other file, or any with all, is read as named. Writes to notes
+ * (when not NULL) one line when it followed, and one naming the rest of
+ * the capture set and which captures hold a Python interpreter. */
+char *trk_cli_follow_capture(const char *path, bool all, FILE *notes);
+
 /* Progress bar of long reads and once-only warnings, on stderr (progress.c).
  * The bar shows only when stderr is a terminal. */
 struct trk_progress {

@@ -5,6 +5,7 @@
  * Owns the command's option table. Must not: compute or format figures.
  */
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "cli/cli.h"
 #include "report/imports.h"
@@ -18,6 +19,11 @@ struct imports {
 
 #define IO(field) offsetof(struct imports, io.field)
 
+/* In enum trk_imports_sort's order. */
+static const char *const sort_names[] = {
+    "order", "self-alloc", "alloc", "self-live", "live", "self-time", "time", NULL,
+};
+
 static const struct trk_cli_opt opts[] = {
     {"--json", 0, TRK_CLI_FLAG, IO(json),
      .help = "machine-readable output: {\"imports\": [node...]}, each\n"
@@ -29,6 +35,11 @@ static const struct trk_cli_opt opts[] = {
      "leave out imports (with their nested ones) that\n"
      "allocated less than N bytes cumulatively (default 0)",
      "a whole number of bytes", .max = UINT64_MAX},
+    {"--sort", 0, TRK_CLI_ENUM, IO(sort), "COLUMN",
+     "order each import's nested ones (and the top level) by\n"
+     "self-alloc, alloc, self-live, live, self-time or time,\n"
+     "largest first (default: order, as imported)",
+     "order, self-alloc, alloc, self-live, live, self-time or time", .names = sort_names},
     {"--no-progress", 0, TRK_CLI_FLAG, offsetof(struct imports, ro.no_progress),
      .help = "no progress bar on stderr"},
     {0},
@@ -67,9 +78,12 @@ int trk_cmd_imports(int argc, char **argv)
     trk_report_opts_init(&m.ro);
     int rc = trk_cli_parse(&trk_imports_cmd, (void *[]){&m}, argc, argv, &args);
     if (rc < 0) {
-        m.file = args.operands[0];
+        /* As every report: the run's file stands for its last exec'd image. */
+        char *file = trk_cli_follow_capture(args.operands[0], m.io.all, stderr);
+        m.file = file ? file : args.operands[0];
         struct trk_report_job job = {.cmd = "imports", .ro = &m.ro, .write = render, .ctx = &m};
         rc = trk_cli_report(&job);
+        free(file);
     }
     trk_report_opts_free(&m.ro);
     return rc;

@@ -227,6 +227,110 @@ static int resolve_program(struct run_opts *o)
     return -1;
 }
 
+/* ---- The interpreter ----------------------------------------------------------- */
+
+/* python, python3, python3.11: a name the user means as "the interpreter". */
+static bool python_name(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (strncmp(base, "python", 6) != 0)
+        return false;
+    for (const char *s = base + 6; *s; s++)
+        if ((*s < '0' || *s > '9') && *s != '.')
+            return false;
+    return true;
+}
+
+#define PROBE_MARK "tracker-python:"
+
+/* Runs the interpreter candidate untraced once and asks it for
+ * sys.executable. pyenv's and asdf's shims, `uv run` and `conda run` are
+ * bash or Python programs that run subshells and exec the real interpreter
+ * in the same pid: traced, each of those images and subshells would be a
+ * capture of its own, and the file -o names would be the shim's. The
+ * interpreter's own answer is the program to trace. sys.executable, not its
+ * realpath: a venv's python is a symlink whose location selects the venv.
+ * Returns 0 with exe filled, or -1 (not a Python, or no answer). */
+static int probe_python(const char *path, char *exe, size_t len)
+{
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) < 0)
+        return -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        int nul = open("/dev/null", O_RDONLY);
+        if (nul >= 0)
+            dup2(nul, 0);
+        dup2(fds[1], 1);
+        char *argv[] = {(char *)path, "-c",
+                        "import sys; sys.stdout.write('" PROBE_MARK "' + (sys.executable or ''))",
+                        NULL};
+        extern char **environ;
+        execve(path, argv, environ);
+        _exit(127);
+    }
+    close(fds[1]);
+    char buf[PATH_MAX + sizeof(PROBE_MARK) + 1];
+    size_t got = 0;
+    for (;;) {
+        ssize_t n = read(fds[0], buf + got, sizeof(buf) - 1 - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+        if (got == sizeof(buf) - 1)
+            break;
+    }
+    close(fds[0]);
+    buf[got] = '\0';
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return -1;
+    const char *mark = strstr(buf, PROBE_MARK); /* a sitecustomize may print first */
+    if (!mark)
+        return -1;
+    const char *p = mark + strlen(PROBE_MARK);
+    if (p[0] != '/' || strlen(p) >= len || check_exec(p) != 0)
+        return -1;
+    snprintf(exe, len, "%s", p);
+    return 0;
+}
+
+/* Traces the real interpreter, not a wrapper of it (probe_python). For
+ * SCRIPT.py / -m / -c a candidate that does not answer is an error (it is
+ * not a Python: `--python /usr/bin/true`); a program the user named
+ * `python3` that does not answer runs as given. argv[0] becomes the real
+ * path: CPython derives sys.executable (and a venv) from it. */
+static int resolve_python(struct run_opts *o)
+{
+    bool ours = o->py_argv != NULL;
+    if (!ours && !python_name(o->prog_argv[0]))
+        return 0;
+    char exe[PATH_MAX];
+    if (probe_python(o->prog_path, exe, sizeof(exe)) < 0) {
+        if (!ours)
+            return 0;
+        trk_cli_error("'%s' is not a Python interpreter (it did not run `-c` and print "
+                      "sys.executable)",
+                      o->prog_path);
+        return -1;
+    }
+    snprintf(o->prog_path, sizeof(o->prog_path), "%s", exe);
+    o->prog_argv[0] = o->prog_path;
+    return 0;
+}
+
 /* ---- Capture file and environment -------------------------------------------- */
 
 static void output_path(const struct run_opts *o, pid_t pid, char *buf, size_t len)
@@ -409,6 +513,31 @@ static int wait_child(pid_t pid, int *status)
     }
 }
 
+/* The next command to try, copy-pasteable: a path with characters the
+ * shell would split or expand is single-quoted. */
+static void print_next(const char *path)
+{
+    bool plain = *path != '\0';
+    for (const char *s = path; *s; s++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/+-,:@%", *s))
+            plain = false;
+    fputs("tracker: next: tracker flamegraph ", stderr);
+    if (*path == '-') /* not an option */
+        fputs("./", stderr);
+    if (plain) {
+        fputs(path, stderr);
+    } else {
+        fputc('\'', stderr);
+        for (const char *s = path; *s; s++)
+            if (*s == '\'')
+                fputs("'\\''", stderr);
+            else
+                fputc(*s, stderr);
+        fputc('\'', stderr);
+    }
+    fputs("  (then open the .html it writes; `tracker summary` for text)\n", stderr);
+}
+
 static int run_with(struct run_opts *o, int argc, char **argv)
 {
     int rc = parse_options(o, argc, argv);
@@ -416,6 +545,8 @@ static int run_with(struct run_opts *o, int argc, char **argv)
         return rc < 0 ? TRK_EXIT_OK : rc;
     if (resolve_program(o) < 0)
         return TRK_EXIT_NOTFOUND;
+    if (resolve_python(o) < 0)
+        return TRK_EXIT_USAGE;
     if (trk_find_lib(o->lib, sizeof(o->lib)) < 0) {
         trk_cli_error("%s", o->lib);
         return TRK_EXIT_FAIL;
@@ -473,6 +604,9 @@ static int run_with(struct run_opts *o, int argc, char **argv)
         char path[PATH_MAX];
         output_path(o, pid, path, sizeof(path));
         trk_list_captures(path, o->session, stderr);
+        struct stat st;
+        if (stat(path, &st) == 0 && st.st_size > 0) /* an empty one was explained */
+            print_next(path);
     }
     return code;
 }

@@ -5,6 +5,7 @@
  * Owns the command's option table and exit status. Must not: compute or
  * format figures, or exit non-zero for a merely truncated capture.
  */
+#include <stdlib.h>
 #include <stddef.h>
 
 #include "analysis/stats.h"
@@ -74,5 +75,13 @@ int trk_cmd_stats(int argc, char **argv)
         return rc;
     st.so.device = st.device == DEVICE_UNSET ? -1 : (int64_t)st.device;
     st.so.gpu_only |= st.so.device >= 0;
-    return stats(&st, args.operands[0]);
+    /* As every report: the run's file stands for its last exec'd image. */
+    char *file = trk_cli_follow_capture(args.operands[0], false, stderr);
+    if (!file) {
+        trk_cli_error("out of memory");
+        return TRK_EXIT_FAIL;
+    }
+    rc = stats(&st, file);
+    free(file);
+    return rc;
 }

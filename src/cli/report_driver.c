@@ -63,8 +63,18 @@ int trk_cli_report(struct trk_report_job *j)
     if (j->out && (rc = open_output(j)) >= 0)
         goto done;
     rc = TRK_EXIT_FAIL;
-    for (size_t i = 0; i < j->nfiles && r == 0; i++)
-        r = trk_report_set_load(&sets[i], j->files[i], j->ro, err, sizeof(err));
+    for (size_t i = 0; i < j->nfiles && r == 0; i++) {
+        /* The run's file stands for the program's last image (a wrapper
+         * that exec'd); the output keeps the name the user gave. */
+        char *path = trk_cli_follow_capture(j->files[i], j->ro->all, stderr);
+        if (!path) {
+            snprintf(err, sizeof(err), "out of memory");
+            r = -1;
+            break;
+        }
+        r = trk_report_set_load(&sets[i], path, j->ro, err, sizeof(err));
+        free(path);
+    }
     trk_progress_clear(&prog);
     if (r < 0) {
         trk_cli_error("%s", err);

@@ -124,11 +124,103 @@ static uint32_t shown_from(const struct trk_imports *im, uint32_t i, uint64_t mi
     return i;
 }
 
+/* ---- Time and order ------------------------------------------------------------------- */
+
+static uint64_t duration(const struct trk_import *x)
+{
+    return x->end_ns > x->start_ns ? x->end_ns - x->start_ns : 0;
+}
+
+/* Like -X importtime's "self": the import's time less its nested imports'. */
+static uint64_t self_time(const struct trk_imports *im, uint32_t i)
+{
+    uint64_t d = duration(&im->v[i]), kids = 0;
+    for (uint32_t c = im->v[i].first_child; c != NONE; c = im->v[c].next_sibling)
+        kids += duration(&im->v[c]);
+    return d > kids ? d - kids : 0;
+}
+
+static uint64_t sort_key(const struct trk_imports *im, uint32_t i, int sort)
+{
+    const struct trk_import *x = &im->v[i];
+    switch (sort) {
+    case TRK_IMPORTS_SORT_SELF_ALLOC:
+        return x->allocated_bytes;
+    case TRK_IMPORTS_SORT_ALLOC:
+        return x->cumulative_allocated_bytes;
+    case TRK_IMPORTS_SORT_SELF_LIVE:
+        return x->live_bytes;
+    case TRK_IMPORTS_SORT_LIVE:
+        return x->cumulative_live_bytes;
+    case TRK_IMPORTS_SORT_SELF_TIME:
+        return self_time(im, i);
+    default:
+        return duration(x);
+    }
+}
+
+struct keyed {
+    uint64_t key;
+    uint32_t i; /* import order breaks ties */
+};
+
+static int by_key_desc(const void *a, const void *b)
+{
+    const struct keyed *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key > y->key ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Relinks one sibling list (head at *first) by the key, largest first. */
+static int sort_siblings(struct trk_imports *im, uint32_t *first, int sort, struct keyed *tmp)
+{
+    size_t n = 0;
+    for (uint32_t c = *first; c != NONE; c = im->v[c].next_sibling)
+        tmp[n++] = (struct keyed){sort_key(im, c, sort), c};
+    if (n < 2)
+        return 0;
+    qsort(tmp, n, sizeof(*tmp), by_key_desc);
+    *first = tmp[0].i;
+    for (size_t k = 0; k < n; k++)
+        im->v[tmp[k].i].next_sibling = k + 1 < n ? tmp[k + 1].i : NONE;
+    return 0;
+}
+
+/* Keys are computed before any relinking of the same list, and a node's
+ * self time reads only its own children's durations: lists can be sorted
+ * in any order. */
+static int sort_tree(struct trk_imports *im, int sort)
+{
+    if (sort == TRK_IMPORTS_SORT_ORDER || im->n == 0)
+        return 0;
+    struct keyed *tmp = malloc(im->n * sizeof(*tmp));
+    if (!tmp)
+        return -1;
+    sort_siblings(im, &im->first_top, sort, tmp);
+    for (size_t i = 0; i < im->n; i++)
+        sort_siblings(im, &im->v[i].first_child, sort, tmp);
+    free(tmp);
+    return 0;
+}
+
+/* "850 us", "12.3 ms", "1.20 s". */
+static const char *fmt_time(uint64_t ns, char *buf, size_t len)
+{
+    if (ns < 1000000)
+        snprintf(buf, len, "%" PRIu64 " us", ns / 1000);
+    else if (ns < 1000000000)
+        snprintf(buf, len, "%.1f ms", (double)ns / 1e6);
+    else
+        snprintf(buf, len, "%.2f s", (double)ns / 1e9);
+    return buf;
+}
+
 /* ---- Text ----------------------------------------------------------------------------- */
 
 static void text_capture(FILE *out, const struct icapture *c, uint64_t min, bool several)
 {
-    char a[32], b[32], d[32], e[32], v[32];
+    char a[32], b[32], d[32], e[32], v[32], t1[32], t2[32];
     const struct trk_imports *im = &c->im;
     uint64_t alloc = 0, live = 0;
     size_t hidden = 0;
@@ -141,9 +233,9 @@ static void text_capture(FILE *out, const struct icapture *c, uint64_t min, bool
     fprintf(out, "%s", several ? "\n" : "");
     if (c->truncated)
         fprintf(out,
-                "warning: %s is truncated (the program was killed or is still running); "
-                "imports still open there count as unfinished\n",
-                c->path);
+                "warning: %s has no end record: %s; imports still open there count as "
+                "unfinished\n",
+                c->path, TRK_REPORT_NO_END);
     fprintf(out, "%s - ", c->label);
     if (im->python)
         fprintf(out, "Python %s, ", trk_python_version(im->python_version, v, sizeof(v)));
@@ -154,17 +246,19 @@ static void text_capture(FILE *out, const struct icapture *c, uint64_t min, bool
     fprintf(out, "%zu import%s: %s allocated while importing, %s of it live when they ended\n",
             im->n, im->n == 1 ? "" : "s", trk_rfmt_bytes(alloc, a, sizeof(a)),
             trk_rfmt_bytes(live, b, sizeof(b)));
-    fprintf(out, "\n%10s %11s %10s %11s  %s\n", "self alloc", "cumulative", "self live",
-            "cumul. live", "imported module");
+    fprintf(out, "\n%10s %11s %10s %11s %10s %11s  %s\n", "self alloc", "cumulative", "self live",
+            "cumul. live", "self time", "cumul. time", "imported module");
     /* The thread of the first import is the main one; others are named. */
     uint32_t main_tid = im->first_top != NONE ? im->v[im->first_top].tid : 0;
     uint32_t n = shown_from(im, im->first_top, min);
     while (n != NONE) {
         const struct trk_import *x = &im->v[n];
-        fprintf(out, "%10s %11s %10s %11s  ", trk_rfmt_bytes(x->allocated_bytes, a, sizeof(a)),
+        fprintf(out, "%10s %11s %10s %11s %10s %11s  ",
+                trk_rfmt_bytes(x->allocated_bytes, a, sizeof(a)),
                 trk_rfmt_bytes(x->cumulative_allocated_bytes, b, sizeof(b)),
                 trk_rfmt_bytes(x->live_bytes, d, sizeof(d)),
-                trk_rfmt_bytes(x->cumulative_live_bytes, e, sizeof(e)));
+                trk_rfmt_bytes(x->cumulative_live_bytes, e, sizeof(e)),
+                fmt_time(self_time(im, n), t1, sizeof(t1)), fmt_time(duration(x), t2, sizeof(t2)));
         unsigned ind = x->depth < INDENT_CAP ? x->depth : INDENT_CAP;
         for (unsigned i = 0; i < ind; i++)
             fputs("  ", out);
@@ -206,8 +300,8 @@ static void json_node(struct trk_rjson *j, const struct icapture *c, uint32_t i,
         trk_rjson_u64(j, "pid", c->pid);
     trk_rjson_u64(j, "thread", x->tid);
     trk_rjson_double(j, "start_s", (double)x->start_ns / 1e9);
-    trk_rjson_double(j, "duration_s",
-                     (double)(x->end_ns > x->start_ns ? x->end_ns - x->start_ns : 0) / 1e9);
+    trk_rjson_double(j, "duration_s", (double)duration(x) / 1e9);
+    trk_rjson_double(j, "self_duration_s", (double)self_time(&c->im, i) / 1e9);
     if (x->unfinished)
         trk_rjson_bool(j, "unfinished", true);
     trk_rjson_begin_array(j, "children");
@@ -298,13 +392,20 @@ int trk_report_imports(const char *path, const struct trk_imports_report_opts *o
         iset_free(&s);
         return 1;
     }
+    for (size_t i = 0; i < s.n; i++)
+        if (sort_tree(&s.v[i].im, o->sort) < 0) {
+            snprintf(err, errlen, "out of memory");
+            iset_free(&s);
+            return -1;
+        }
     if (o->json) {
         print_json(out, &s, o);
     } else {
         for (size_t i = 0; i < s.n; i++)
             text_capture(out, &s.v[i], o->min_bytes, i > 0);
         fputs("\n(self: the import itself; cumulative: with the imports it made; live: still "
-              "allocated when the import finished)\n",
+              "allocated when the import finished; time: from its start to its end, as\n"
+              "-X importtime: self less its nested imports)\n",
               out);
     }
     iset_free(&s);

@@ -15,8 +15,21 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* --sort: siblings (top-level imports, and each import's nested ones) in
+ * import order or by a column, largest first; the tree stays. */
+enum trk_imports_sort {
+    TRK_IMPORTS_SORT_ORDER,
+    TRK_IMPORTS_SORT_SELF_ALLOC,
+    TRK_IMPORTS_SORT_ALLOC, /* cumulative */
+    TRK_IMPORTS_SORT_SELF_LIVE,
+    TRK_IMPORTS_SORT_LIVE, /* cumulative */
+    TRK_IMPORTS_SORT_SELF_TIME,
+    TRK_IMPORTS_SORT_TIME, /* cumulative */
+};
+
 struct trk_imports_report_opts {
     bool json;
+    int sort;           /* enum trk_imports_sort */
     bool all;           /* every capture of the run */
     uint64_t min_bytes; /* subtrees allocating less (cumulatively) are left out */
     /* May be NULL; progress gets the capture being read. */

@@ -20,6 +20,12 @@
 
 #define TRK_NO_ID UINT32_MAX
 
+/* What a capture without an END record means (no chunk cut short): the
+ * signal is not recorded, so every likely case is named, not "killed". */
+#define TRK_REPORT_NO_END                                                                          \
+    "the process ended by a signal (killed, crashed, or terminated by its parent, as "             \
+    "multiprocessing's Pool ends its workers) or is still running"
+
 /* One location (function, file, line, module). Strings belong to the
  * table. An unknown function is told apart by its offset in the module (or
  * its address when no module holds it). */

@@ -213,10 +213,8 @@ static void warning_lines(FILE *f, const struct trk_report_capture *c)
                 "full, or the program is still running); figures cover what was written\n",
                 c->path);
     else if (t->truncated)
-        fprintf(f,
-                "warning: %s is truncated (the program was killed or is still running); "
-                "figures cover what was written\n",
-                c->path);
+        fprintf(f, "warning: %s has no end record: %s; figures cover what was written\n", c->path,
+                TRK_REPORT_NO_END);
     if (t->lost_events)
         fprintf(f, "warning: %s: %s events were lost by the writer\n", c->path,
                 trk_rfmt_grouped(t->lost_events, a, sizeof(a)));

@@ -26,6 +26,25 @@ static const char *human(uint64_t v, char *buf, size_t len)
     return buf;
 }
 
+/* How the process ended, in words (the END record's reason). Without END
+ * the signal is unknown: the capture cannot tell a crash from a worker its
+ * parent terminated. */
+static const char *ended(const struct trk_stats *s)
+{
+    if (!s->end_seen)
+        return NULL;
+    switch (s->end_reason) {
+    case TRK_END_EXIT:
+        return "exit";
+    case TRK_END_EXEC:
+        return "exec";
+    case TRK_END_UEXIT:
+        return "_exit";
+    default:
+        return "unknown";
+    }
+}
+
 static void print_warnings(FILE *f, const struct trk_stats *s)
 {
     char g[32], g2[32];
@@ -34,8 +53,8 @@ static void print_warnings(FILE *f, const struct trk_stats *s)
                    "disk was full, or the program is still running); totals cover what was "
                    "written\n");
     else if (s->truncated)
-        fprintf(f, "warning: the capture is truncated (the program was killed or is still "
-                   "running); totals cover what was written\n");
+        fprintf(f, "warning: the capture has no end record: %s; totals cover what was written\n",
+                TRK_REPORT_NO_END);
     if (s->lost_events)
         fprintf(f, "warning: %s events were lost by the writer\n",
                 trk_rfmt_grouped(s->lost_events, g, sizeof(g)));
@@ -268,6 +287,16 @@ static void print_table(FILE *f, const char *file, const struct trk_stats *s,
     fprintf(f, "%-22s %" PRIu32 "\n", "PID", s->pid);
     fprintf(f, "%-22s %.3f s\n", "Duration", s->duration_s);
     fprintf(f, "%-22s %s\n", "Threads", trk_rfmt_grouped(s->threads, a, sizeof(a)));
+    const char *how = ended(s);
+    bool exec = how && s->end_reason == TRK_END_EXEC;
+    if (exec)
+        fprintf(f, "%-22s %s\n", "Ended",
+                "by exec: the process became another program (its memory went with the "
+                "image)");
+    else if (how)
+        fprintf(f, "%-22s by %s\n", "Ended", how);
+    else
+        fprintf(f, "%-22s %s\n", "Ended", "no end record (see the warning above)");
     if (o->gpu_only) {
         bool any = false;
         for (size_t i = 0; i < s->ngpu; i++)
@@ -285,7 +314,11 @@ static void print_table(FILE *f, const char *file, const struct trk_stats *s,
     fprintf(f, ROW, "Peak live", human(s->peak_heap_bytes, a, sizeof(a)));
     snprintf(c, sizeof(c), "%s in %s blocks", human(s->leaked_bytes, a, sizeof(a)),
              trk_rfmt_grouped(s->leaked_allocations, b, sizeof(b)));
-    fprintf(f, ROW, s->leaks_at_script_end ? "Leaked (script end)" : "Leaked", c);
+    fprintf(f, ROW,
+            s->leaks_at_script_end ? "Leaked (script end)"
+            : exec                 ? "Live at exec"
+                                   : "Leaked",
+            c);
     if (s->leaks_at_script_end) {
         snprintf(c, sizeof(c), "%s in %s blocks", human(s->exit_leaked_bytes, a, sizeof(a)),
                  trk_rfmt_grouped(s->exit_leaked_allocations, b, sizeof(b)));
@@ -325,6 +358,7 @@ static void print_json(FILE *f, const struct trk_stats *s, const struct trk_stat
     trk_rjson_begin_object(&j, NULL);
     trk_rjson_u64(&j, "pid", s->pid);
     trk_rjson_string(&j, "command", s->command);
+    trk_rjson_string(&j, "ended", ended(s)); /* null: no END record */
     if (o->gpu_only) {
         /* --gpu: the run's identity and integrity, then the GPU figures. */
         trk_rjson_double(&j, "duration_s", s->duration_s);
