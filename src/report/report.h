@@ -132,10 +132,12 @@ struct trk_leak_totals {
     uint64_t suppressed_bytes, suppressed_count, suppressed_stacks;
 };
 /* sup may be NULL; its hit counters are updated. *totals gets the figures
- * --fail-on-leak judges. */
+ * --fail-on-leak judges (every group, shown or not). limit: the largest
+ * groups shown (0 = all); the rest are counted in one line (JSON: a last
+ * {"omitted": {...}} entry). */
 int trk_report_leaks(const struct trk_report_set *s, const struct trk_report_opts *o,
-                     struct trk_suppressions *sup, FILE *out, struct trk_leak_totals *totals,
-                     char *err, size_t errlen);
+                     struct trk_suppressions *sup, size_t limit, FILE *out,
+                     struct trk_leak_totals *totals, char *err, size_t errlen);
 
 int trk_report_diff(const struct trk_report_set *before, const struct trk_report_set *after,
                     const struct trk_report_opts *o, size_t rows, FILE *out, char *err,
