@@ -120,7 +120,9 @@ int trk_report_summary(const struct trk_report_set *s, const struct trk_report_o
 struct trk_tree_report_opts {
     enum trk_select select;
     bool inverted;
-    double threshold_pct; /* children below this share of the root merge into [other] */
+    double threshold_pct;  /* children below this share of the root merge into [other] */
+    uint64_t max_children; /* the largest children shown under each node (0 = all); one
+                            * line (JSON: the parent's "omitted") counts the rest */
 };
 int trk_report_tree(const struct trk_report_set *s, const struct trk_report_opts *o,
                     const struct trk_tree_report_opts *t, FILE *out, char *err, size_t errlen);
