@@ -91,6 +91,42 @@ static int add_set(const struct trk_report_set *s, int side, const struct trk_re
     return 0;
 }
 
+/* The change the rows past the limit add up to. */
+struct omitted {
+    int64_t peak, leaked;
+};
+
+static int64_t add_sat(int64_t a, int64_t b)
+{
+    if (b > 0 && a > INT64_MAX - b)
+        return INT64_MAX;
+    if (b < 0 && a < -INT64_MAX - b)
+        return -INT64_MAX;
+    return a + b;
+}
+
+static struct omitted count_omitted(struct drow *const *rows, size_t n, size_t shown)
+{
+    struct omitted m = {0, 0};
+    for (size_t i = shown; i < n; i++) {
+        m.peak = add_sat(m.peak, trk_rdelta(rows[i]->peak[0], rows[i]->peak[1]));
+        m.leaked = add_sat(m.leaked, trk_rdelta(rows[i]->leaked[0], rows[i]->leaked[1]));
+    }
+    return m;
+}
+
+/* "+1,234", "-5", "0": exact bytes, for the line of what was left out. */
+static const char *fmt_signed(int64_t v, char *buf, size_t len)
+{
+    char g[32];
+    snprintf(buf, len, "%s%s",
+             v > 0   ? "+"
+             : v < 0 ? "-"
+                     : "",
+             trk_rfmt_grouped(mag(v), g, sizeof(g)));
+    return buf;
+}
+
 static void print_change(FILE *out, const char *what, uint64_t before, uint64_t after)
 {
     char a[32], b[32], c[32];
@@ -125,10 +161,17 @@ static void print_text(FILE *out, const struct trk_report_set *before,
         fputc('\n', out);
         trk_rprint_stack(out, lt, st, r->stack);
     }
-    if (changed == 0)
+    if (changed == 0) {
         fputs("\nno stack changed\n", out);
-    else if (shown < changed)
-        fprintf(out, "\n... %zu more changed stacks (-n 0 shows all)\n", changed - shown);
+    } else if (shown < changed) {
+        struct omitted m = count_omitted(rows, changed, shown);
+        char a[40], b[40];
+        fprintf(out,
+                "\n... %zu more changed stack%s not shown: peak %s bytes, leaked %s bytes "
+                "(-n N shows more, -n 0 all)\n",
+                changed - shown, changed - shown == 1 ? "" : "s", fmt_signed(m.peak, a, sizeof(a)),
+                fmt_signed(m.leaked, b, sizeof(b)));
+    }
     fputs("\nTOTAL: ", out);
     print_change(out,
                  o->gpu    ? "peak device memory"
@@ -140,13 +183,17 @@ static void print_text(FILE *out, const struct trk_report_set *before,
     fputc('\n', out);
 }
 
+/* Every stack with a figure on either side is listed, changed or not (as
+ * before the limit), the largest changes first; the limit cuts the list
+ * and a last {"omitted": ...} entry sums the rest. */
 static void print_json(FILE *out, const struct trk_loctab *lt, const struct trk_stacktab *st,
-                       struct drow *const *rows, size_t nrows)
+                       struct drow *const *rows, size_t nrows, size_t limit)
 {
     struct trk_rjson j;
+    size_t shown = limit && limit < nrows ? limit : nrows;
     trk_rjson_init(&j, out);
     trk_rjson_begin_array(&j, NULL);
-    for (size_t i = 0; i < nrows; i++) {
+    for (size_t i = 0; i < shown; i++) {
         const struct drow *r = rows[i];
         trk_rjson_begin_object(&j, NULL);
         trk_rjson_stack(&j, lt, st, r->stack);
@@ -156,6 +203,16 @@ static void print_json(FILE *out, const struct trk_loctab *lt, const struct trk_
         trk_rjson_u64(&j, "leaked_before", r->leaked[0]);
         trk_rjson_u64(&j, "leaked_after", r->leaked[1]);
         trk_rjson_i64(&j, "leaked_delta", trk_rdelta(r->leaked[0], r->leaked[1]));
+        trk_rjson_end_object(&j);
+    }
+    if (shown < nrows) {
+        struct omitted m = count_omitted(rows, nrows, shown);
+        trk_rjson_begin_object(&j, NULL);
+        trk_rjson_begin_object(&j, "omitted");
+        trk_rjson_u64(&j, "stacks", nrows - shown);
+        trk_rjson_i64(&j, "peak_delta", m.peak);
+        trk_rjson_i64(&j, "leaked_delta", m.leaked);
+        trk_rjson_end_object(&j);
         trk_rjson_end_object(&j);
     }
     trk_rjson_end_array(&j);
@@ -189,7 +246,7 @@ int trk_report_diff(const struct trk_report_set *before, const struct trk_report
     }
     qsort(rows, nrows, sizeof(*rows), cmp_rows);
     if (o->json)
-        print_json(out, &lt, &st, rows, nrows);
+        print_json(out, &lt, &st, rows, nrows, limit);
     else
         print_text(out, before, after, o, &lt, &st, rows, nrows, limit, peak, leaked);
     rc = 0;
