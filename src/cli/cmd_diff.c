@@ -18,7 +18,7 @@ struct diff {
 static const struct trk_cli_opt opts[] = {
     {NULL, 'n', TRK_CLI_UINT, offsetof(struct diff, rows), "N",
      "stacks to show, largest change first (default 20,\n"
-     "0 = all); one line (--json: an \"omitted\" entry)\nsums the rest",
+     "0 = all); one line (--json: a last row with\n\"omitted\": N) sums the rest",
      "a number of stacks (0 = all)", .max = UINT32_MAX},
     {0},
 };

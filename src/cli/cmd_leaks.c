@@ -40,7 +40,7 @@ static int fail_on_leak(void *base, const char *v, char *err, size_t errlen)
 static const struct trk_cli_opt opts[] = {
     {NULL, 'n', TRK_CLI_UINT, offsetof(struct leaks, rows), "N",
      "stacks to show, largest first (default 20, 0 = all);\n"
-     "one line (--json: an \"omitted\" entry) counts the rest",
+     "one line (--json: a last entry with \"omitted\": N)\nsums the rest",
      "a number of stacks (0 = all)", .max = UINT32_MAX},
     {"--fail-on-leak", 0, TRK_CLI_FN, 0, "BYTES",
      "exit 1 when more than BYTES leaked (default 0: any\n"

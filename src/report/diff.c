@@ -91,27 +91,19 @@ static int add_set(const struct trk_report_set *s, int side, const struct trk_re
     return 0;
 }
 
-/* The change the rows past the limit add up to. */
+/* What the rows past the limit add up to. */
 struct omitted {
-    int64_t peak, leaked;
+    uint64_t peak[2], leaked[2];
 };
-
-static int64_t add_sat(int64_t a, int64_t b)
-{
-    if (b > 0 && a > INT64_MAX - b)
-        return INT64_MAX;
-    if (b < 0 && a < -INT64_MAX - b)
-        return -INT64_MAX;
-    return a + b;
-}
 
 static struct omitted count_omitted(struct drow *const *rows, size_t n, size_t shown)
 {
-    struct omitted m = {0, 0};
-    for (size_t i = shown; i < n; i++) {
-        m.peak = add_sat(m.peak, trk_rdelta(rows[i]->peak[0], rows[i]->peak[1]));
-        m.leaked = add_sat(m.leaked, trk_rdelta(rows[i]->leaked[0], rows[i]->leaked[1]));
-    }
+    struct omitted m = {{0, 0}, {0, 0}};
+    for (size_t i = shown; i < n; i++)
+        for (int k = 0; k < 2; k++) {
+            m.peak[k] += rows[i]->peak[k];
+            m.leaked[k] += rows[i]->leaked[k];
+        }
     return m;
 }
 
@@ -169,8 +161,9 @@ static void print_text(FILE *out, const struct trk_report_set *before,
         fprintf(out,
                 "\n... %zu more changed stack%s not shown: peak %s bytes, leaked %s bytes "
                 "(-n N shows more, -n 0 all)\n",
-                changed - shown, changed - shown == 1 ? "" : "s", fmt_signed(m.peak, a, sizeof(a)),
-                fmt_signed(m.leaked, b, sizeof(b)));
+                changed - shown, changed - shown == 1 ? "" : "s",
+                fmt_signed(trk_rdelta(m.peak[0], m.peak[1]), a, sizeof(a)),
+                fmt_signed(trk_rdelta(m.leaked[0], m.leaked[1]), b, sizeof(b)));
     }
     fputs("\nTOTAL: ", out);
     print_change(out,
@@ -185,7 +178,7 @@ static void print_text(FILE *out, const struct trk_report_set *before,
 
 /* Every stack with a figure on either side is listed, changed or not (as
  * before the limit), the largest changes first; the limit cuts the list
- * and a last {"omitted": ...} entry sums the rest. */
+ * and a last row with an empty stack and "omitted": N sums the other N. */
 static void print_json(FILE *out, const struct trk_loctab *lt, const struct trk_stacktab *st,
                        struct drow *const *rows, size_t nrows, size_t limit)
 {
@@ -208,11 +201,15 @@ static void print_json(FILE *out, const struct trk_loctab *lt, const struct trk_
     if (shown < nrows) {
         struct omitted m = count_omitted(rows, nrows, shown);
         trk_rjson_begin_object(&j, NULL);
-        trk_rjson_begin_object(&j, "omitted");
-        trk_rjson_u64(&j, "stacks", nrows - shown);
-        trk_rjson_i64(&j, "peak_delta", m.peak);
-        trk_rjson_i64(&j, "leaked_delta", m.leaked);
-        trk_rjson_end_object(&j);
+        trk_rjson_begin_array(&j, "stack");
+        trk_rjson_end_array(&j);
+        trk_rjson_u64(&j, "peak_before", m.peak[0]);
+        trk_rjson_u64(&j, "peak_after", m.peak[1]);
+        trk_rjson_i64(&j, "peak_delta", trk_rdelta(m.peak[0], m.peak[1]));
+        trk_rjson_u64(&j, "leaked_before", m.leaked[0]);
+        trk_rjson_u64(&j, "leaked_after", m.leaked[1]);
+        trk_rjson_i64(&j, "leaked_delta", trk_rdelta(m.leaked[0], m.leaked[1]));
+        trk_rjson_u64(&j, "omitted", nrows - shown);
         trk_rjson_end_object(&j);
     }
     trk_rjson_end_array(&j);

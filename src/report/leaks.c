@@ -234,15 +234,17 @@ static void print_json(FILE *out, const struct trk_report_set *s, const struct t
         trk_rjson_stack(&j, lt, st, g->stack);
         trk_rjson_end_object(&j);
     }
-    /* The document stays an array (scripts rely on it): what the limit
-     * left out is its last entry, an object of its own shape. */
+    /* The document stays an array of groups (scripts rely on it): what
+     * the limit left out is a last group with an empty stack and
+     * "omitted": the number of stacks in it, so that the bytes of the
+     * entries still add up to everything leaked. */
     if (om->stacks) {
         trk_rjson_begin_object(&j, NULL);
-        trk_rjson_begin_object(&j, "omitted");
-        trk_rjson_u64(&j, "stacks", om->stacks);
         trk_rjson_u64(&j, "bytes", om->bytes);
         trk_rjson_u64(&j, "count", om->count);
-        trk_rjson_end_object(&j);
+        trk_rjson_u64(&j, "omitted", om->stacks);
+        trk_rjson_begin_array(&j, "stack");
+        trk_rjson_end_array(&j);
         trk_rjson_end_object(&j);
     }
     trk_rjson_end_array(&j);

@@ -17,6 +17,7 @@
 
 struct acc {
     uint64_t own, total, allocs;
+    uint64_t own_live; /* blocks live at the peak with it innermost (allocs: the whole run) */
     uint64_t failed_bytes, failed; /* refused GPU allocations made with it innermost */
     uint64_t mark;                 /* the last stack that added to total */
     uint32_t depth;                /* least distance from an innermost frame, + 1 (0 = unset) */
@@ -91,11 +92,27 @@ static void print_failed(FILE *out, const struct trk_loctab *lt, const struct ro
         fprintf(out, "... %zu more locations (-n 0 shows all)\n", nfailed - shown);
 }
 
+/* What the row limit left out. */
+struct omitted {
+    uint64_t own, own_live, allocs;
+};
+
+static struct omitted count_omitted(const struct row *rows, size_t n, size_t shown)
+{
+    struct omitted m = {0, 0, 0};
+    for (size_t i = shown; i < n; i++) {
+        m.own += rows[i].a->own;
+        m.own_live += rows[i].a->own_live;
+        m.allocs += rows[i].a->allocs;
+    }
+    return m;
+}
+
 static void print_text(FILE *out, const struct trk_report_set *s, const struct trk_report_opts *o,
                        const struct trk_loctab *lt, const struct row *rows, size_t nrows,
                        size_t shown)
 {
-    char a[32], b[32], c[32];
+    char a[32], b[32], c[32], d[32];
     trk_rprint_headers(out, s, o);
     trk_rprint_torch_note(out, &s, 1);
     fputc('\n', out);
@@ -104,17 +121,27 @@ static void print_text(FILE *out, const struct trk_report_set *s, const struct t
                 o->gpu ? "GPU allocations" : "allocations");
         return;
     }
-    fprintf(out, "%10s %10s %12s  %s\n", "own", "total", "allocations",
-            "location (own/total: live at the peak)");
+    /* Two counts, because "allocations" alone was read both ways. */
+    fputs("own/total: bytes live at the peak made here (innermost frame) / below here;\n"
+          "at peak: own blocks live at the peak; allocations: made here over the whole run\n\n",
+          out);
+    fprintf(out, "%10s %10s %10s %12s  %s\n", "own", "total", "at peak", "allocations", "location");
     for (size_t i = 0; i < shown; i++) {
         const struct acc *x = rows[i].a;
-        fprintf(out, "%10s %10s %12s  ", trk_rfmt_bytes(x->own, a, sizeof(a)),
-                trk_rfmt_bytes(x->total, b, sizeof(b)), trk_rfmt_grouped(x->allocs, c, sizeof(c)));
+        fprintf(out, "%10s %10s %10s %12s  ", trk_rfmt_bytes(x->own, a, sizeof(a)),
+                trk_rfmt_bytes(x->total, b, sizeof(b)), trk_rfmt_grouped(x->own_live, d, sizeof(d)),
+                trk_rfmt_grouped(x->allocs, c, sizeof(c)));
         trk_rprint_loc(out, &lt->v[rows[i].loc]);
         fputc('\n', out);
     }
-    if (shown < nrows)
-        fprintf(out, "... %zu more locations (-n 0 shows all)\n", nrows - shown);
+    if (shown < nrows) {
+        struct omitted m = count_omitted(rows, nrows, shown);
+        fprintf(out,
+                "... %zu more location%s, %s bytes own at the peak not shown (-n N shows more, -n "
+                "0 all)\n",
+                nrows - shown, nrows - shown == 1 ? "" : "s",
+                trk_rfmt_grouped(m.own, a, sizeof(a)));
+    }
 }
 
 /* "gpu": {"<ordinal>": {"peak_bytes", "driver_peak_bytes"}} over the set:
@@ -151,8 +178,8 @@ static void json_gpu_peaks(struct trk_rjson *j, const struct trk_report_set *s,
 }
 
 static void print_json(FILE *out, const struct trk_report_set *s, const struct trk_report_opts *o,
-                       const struct trk_loctab *lt, const struct row *rows, size_t shown,
-                       const struct row *failed, size_t nfailed)
+                       const struct trk_loctab *lt, const struct row *rows, size_t nrows,
+                       size_t shown, const struct row *failed, size_t nfailed)
 {
     struct trk_rjson j;
     char name[300];
@@ -180,10 +207,20 @@ static void print_json(FILE *out, const struct trk_report_set *s, const struct t
             trk_rjson_bool(&j, "python", true);
         trk_rjson_u64(&j, "own_bytes", rows[i].a->own);
         trk_rjson_u64(&j, "total_bytes", rows[i].a->total);
+        trk_rjson_u64(&j, "own_count", rows[i].a->own_live);
         trk_rjson_u64(&j, "allocations", rows[i].a->allocs);
         trk_rjson_end_object(&j);
     }
     trk_rjson_end_array(&j);
+    if (shown < nrows) {
+        struct omitted m = count_omitted(rows, nrows, shown);
+        trk_rjson_begin_object(&j, "omitted");
+        trk_rjson_u64(&j, "locations", nrows - shown);
+        trk_rjson_u64(&j, "own_bytes", m.own);
+        trk_rjson_u64(&j, "own_count", m.own_live);
+        trk_rjson_u64(&j, "allocations", m.allocs);
+        trk_rjson_end_object(&j);
+    }
     if (o->gpu) {
         trk_rjson_begin_array(&j, "failed");
         for (size_t i = 0; i < nfailed; i++) {
@@ -232,6 +269,7 @@ int trk_report_summary(const struct trk_report_set *s, const struct trk_report_o
                 continue; /* no stack: nothing to attribute it to */
             acc[ids[0]].own += site->s.peak_bytes;
             acc[ids[0]].allocs += site->s.alloc_count;
+            acc[ids[0]].own_live += site->s.peak_count;
             acc[ids[0]].failed_bytes += site->s.fail_bytes;
             acc[ids[0]].failed += site->s.fail_count;
             serial++;
@@ -260,12 +298,14 @@ int trk_report_summary(const struct trk_report_set *s, const struct trk_report_o
     }
     qsort_r(rows, nrows, sizeof(*rows), cmp_rows, &lt);
     qsort_r(failed, nfailed, sizeof(*failed), cmp_failed, &lt);
-    /* The table is for reading: 20 rows unless asked. JSON is for tools:
-     * every row unless asked. -n 0 means all. */
-    size_t limit = rows_given ? nrows_max : o->json ? 0 : 20;
+    /* 20 rows unless asked, in the table and in JSON alike: no default
+     * output grows with the capture (a long run has locations by the
+     * hundred thousand). -n 0 means all; "omitted" sums the rest. */
+    (void)rows_given;
+    size_t limit = nrows_max;
     size_t shown = limit && limit < nrows ? limit : nrows;
     if (o->json) {
-        print_json(out, s, o, &lt, rows, shown, failed, nfailed);
+        print_json(out, s, o, &lt, rows, nrows, shown, failed, nfailed);
     } else {
         print_text(out, s, o, &lt, rows, nrows, shown);
         print_failed(out, &lt, failed, nfailed, limit);

@@ -89,14 +89,15 @@ def test_leaks_json(env):
     j = report(env, "leaks", [out])
     eq(len(j), 21, "default JSON entries (20 groups + what was left out)")
     eq([g["bytes"] for g in j[:20]], [size_of(k) for k in range(99, 79, -1)], "JSON groups")
-    eq(j[20], {"omitted": {"stacks": 80, "bytes": hidden_bytes(20), "count": 80}},
+    eq(j[20], {"bytes": hidden_bytes(20), "count": 80, "omitted": 80, "stack": []},
        "JSON: what was left out")
+    eq(sum(g["bytes"] for g in j), TOTAL, "JSON: the entries add up to everything leaked")
     j = report(env, "leaks", ["-n", "0", out])
     eq(len(j), STACKS, "-n 0: every group")
     check(all("omitted" not in g for g in j), "-n 0: nothing left out")
     eq(sum(g["bytes"] for g in j), TOTAL, "-n 0: every byte")
     j = report(env, "leaks", ["-n", "3", out])
-    eq(j[3], {"omitted": {"stacks": 97, "bytes": hidden_bytes(3), "count": 97}}, "-n 3 JSON")
+    eq(j[3], {"bytes": hidden_bytes(3), "count": 97, "omitted": 97, "stack": []}, "-n 3 JSON")
     eq(len(j), 4, "-n 3: JSON entries")
 
 
@@ -159,10 +160,50 @@ def test_diff(env):
     eq(len(j), 21, "diff JSON entries by default")
     eq([r["leaked_after"] for r in j[:20]], [size_of(k) for k in range(99, 79, -1)],
        "diff JSON rows")
-    eq(j[20], {"omitted": {"stacks": 80, "peak_delta": h, "leaked_delta": h}},
+    eq(j[20], {"stack": [], "peak_before": 0, "peak_after": h, "peak_delta": h,
+               "leaked_before": 0, "leaked_after": h, "leaked_delta": h, "omitted": 80},
        "diff JSON: what was left out")
     j = report(env, "diff", ["-n", "0", before, after])
     eq(len(j), STACKS, "diff JSON -n 0: every stack")
+
+
+def test_summary(env):
+    out = leaky(env)
+    every = report(env, "summary", ["-n", "0", out])
+    check("omitted" not in every, "summary -n 0: nothing left out")
+    leakers = [r for r in every["locations"] if re.match(r"leak_\d_\d$", r["function"])]
+    eq(len(leakers), STACKS, "summary -n 0: a row per leaking function")
+    eq(sorted((r["own_bytes"], r["total_bytes"], r["own_count"], r["allocations"])
+              for r in leakers),
+       [(size_of(k), size_of(k), 1, 1) for k in range(STACKS)],
+       "leaking rows: own = total bytes, 1 block live at the peak, 1 made")
+    j = report(env, "summary", [out])
+    eq([r["own_bytes"] for r in j["locations"]], [size_of(k) for k in range(99, 79, -1)],
+       "summary JSON: the largest 20 rows by default")
+    rest = len(every["locations"]) - 20
+    eq(j["omitted"], {"locations": rest, "own_bytes": hidden_bytes(20), "own_count": 80,
+                      "allocations": 80}, "summary JSON: what was left out")
+    t = text(env, "summary", [out])
+    eq(re.findall(r"^\.\.\. .*$", t, re.M),
+       ["... %d more locations, %s bytes own at the peak not shown (-n N shows more, -n 0 all)"
+        % (rest, grouped(hidden_bytes(20)))], "summary: the line of what was left out")
+
+
+def test_summary_counts(env):
+    """The allocation count column says which count it is, and both are
+    there: stacks_peaks equal: alloc_a makes 4 blocks, live at the peak;
+    alloc_b makes 2 after alloc_a's are freed, none live at the peak."""
+    _, out, _ = env.run([env.prog("stacks_peaks"), "equal"])
+    s = report(env, "summary", [out])
+    rows = {r["function"]: r for r in s["locations"]}
+    eq_all([((rows["alloc_a"]["own_count"], rows["alloc_a"]["allocations"]), (4, 4), "alloc_a"),
+            ((rows["alloc_b"]["own_count"], rows["alloc_b"]["allocations"]), (0, 2), "alloc_b")])
+    t = text(env, "summary", [out])
+    check("at peak: own blocks live at the peak; allocations: made here over the whole run" in t,
+          "summary legend:\n" + t)
+    line = [ln for ln in t.splitlines() if "alloc_b (" in ln]
+    eq(len(line), 1, "alloc_b row")
+    eq(line[0].split()[4:6], ["0", "2"], "alloc_b: at peak, allocations columns")
 
 
 def test_fail_on_leak_bytes(env):
