@@ -71,19 +71,25 @@ static int add_set(const struct trk_report_set *s, int side, const struct trk_re
 {
     for (size_t ci = 0; ci < s->n; ci++) {
         const struct trk_report_capture *c = &s->v[ci];
+        /* Heap and mappings together peak at one instant of their own,
+         * not at the sum of their two peaks. */
+        bool hm = trk_spaces_heap_and_mmap(trk_report_spaces(o));
+        if (hm)
+            *peak += c->prof.peak_hm_bytes;
         for (uint32_t sp = 0; sp < TRK_SPACE_COUNT; sp++)
-            if (trk_report_space_on(o, sp))
+            if (trk_report_space_on(o, sp) && !(hm && sp <= TRK_SPACE_MMAP))
                 *peak += c->prof.peak_bytes[sp];
         for (size_t si = 0; si < c->prof.nsites; si++) {
             const struct trk_site *site = &c->prof.sites[si];
-            if (!trk_report_space_on(o, site->space) ||
-                (!site->s.peak_bytes && !site->s.leak_bytes))
+            uint64_t peak_bytes, peak_count;
+            trk_site_value(site, TRK_SEL_PEAK, trk_report_spaces(o), &peak_bytes, &peak_count);
+            if (!trk_report_space_on(o, site->space) || (!peak_bytes && !site->s.leak_bytes))
                 continue;
             uint32_t sid = trk_site_stack(w, c, o, site->stack, lt, st);
             struct drow *r = sid == TRK_NO_ID ? NULL : row_at(d, sid);
             if (!r)
                 return -1;
-            r->peak[side] += site->s.peak_bytes;
+            r->peak[side] += peak_bytes;
             r->leaked[side] += site->s.leak_bytes;
             *leaked += site->s.leak_bytes;
         }

@@ -183,16 +183,21 @@ static void print_json(FILE *out, const struct trk_report_set *s, const struct t
 {
     struct trk_rjson j;
     char name[300];
-    uint64_t heap = 0, mapped = 0;
+    uint64_t heap = 0, mapped = 0, both = 0;
     for (size_t i = 0; i < s->n; i++) {
         heap += s->v[i].prof.peak_bytes[TRK_SPACE_HEAP];
         mapped += s->v[i].prof.peak_bytes[TRK_SPACE_MMAP];
+        both += s->v[i].prof.peak_hm_bytes;
     }
     trk_rjson_init(&j, out);
     trk_rjson_begin_object(&j, NULL);
     trk_rjson_u64(&j, "peak_heap_bytes", heap);
-    if (o->mmap)
+    if (o->mmap) {
         trk_rjson_u64(&j, "peak_mmap_bytes", mapped);
+        /* The peak of the two together (one instant), which own and
+         * total_bytes are taken at. */
+        trk_rjson_u64(&j, "peak_heap_mmap_bytes", both);
+    }
     if (o->gpu)
         json_gpu_peaks(&j, s, o);
     trk_rjson_begin_array(&j, "locations");
@@ -253,13 +258,17 @@ int trk_report_summary(const struct trk_report_set *s, const struct trk_report_o
     int rc = -1;
     trk_loctab_init(&lt, false);
 
+    uint32_t spaces = trk_report_spaces(o);
     for (size_t ci = 0; ci < s->n; ci++) {
         const struct trk_report_capture *c = &s->v[ci];
         for (size_t si = 0; si < c->prof.nsites; si++) {
             const struct trk_site *site = &c->prof.sites[si];
             if (!trk_report_space_on(o, site->space))
                 continue;
-            if (!site->s.peak_bytes && !site->s.alloc_count && !site->s.fail_count)
+            /* At the peak of what is shown: with --mmap, of heap + mappings. */
+            uint64_t peak_bytes, peak_count;
+            trk_site_value(site, TRK_SEL_PEAK, spaces, &peak_bytes, &peak_count);
+            if (!peak_bytes && !site->s.alloc_count && !site->s.fail_count)
                 continue;
             const uint32_t *ids;
             int n = trk_site_locs(&w, c, o, site->stack, &lt, &ids);
@@ -267,9 +276,9 @@ int trk_report_summary(const struct trk_report_set *s, const struct trk_report_o
                 goto oom;
             if (n == 0)
                 continue; /* no stack: nothing to attribute it to */
-            acc[ids[0]].own += site->s.peak_bytes;
+            acc[ids[0]].own += peak_bytes;
             acc[ids[0]].allocs += site->s.alloc_count;
-            acc[ids[0]].own_live += site->s.peak_count;
+            acc[ids[0]].own_live += peak_count;
             acc[ids[0]].failed_bytes += site->s.fail_bytes;
             acc[ids[0]].failed += site->s.fail_count;
             serial++;
@@ -277,7 +286,7 @@ int trk_report_summary(const struct trk_report_set *s, const struct trk_report_o
                 struct acc *x = &acc[ids[k]];
                 if (x->mark != serial) {
                     x->mark = serial;
-                    x->total += site->s.peak_bytes;
+                    x->total += peak_bytes;
                 }
                 if (!x->depth || (uint32_t)k + 1 < x->depth)
                     x->depth = (uint32_t)k + 1;

@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""test_bounded.py - issue 10 section 3: list reports stay bounded. On a
+"""test_bounded.py - issue 10 sections 3 and 4: list reports stay bounded,
+and "at the peak" is one instant of the quantity shown. (3) On a
 program with 100 distinct leaking stacks (progs/many_leaks.c: stack k leaks
 (k + 1) * 100 bytes), `leaks`, `tree` and `diff` show the largest 20 by
 default (-n N, -n 0 = all) and then say, with exact figures, how many
 stacks and bytes they left out, in text and in JSON; and --fail-on-leak
 takes BYTES as a separate word and with K/M/G suffixes, while
-`--fail-on-leak FILE` still names the capture."""
+`--fail-on-leak FILE` still names the capture. (4) With --mmap, the peak
+is that of heap + mappings together (progs/peaks_apart.c), not the sum of
+each space's own peak."""
 
 import json
 import os
@@ -239,6 +242,50 @@ def test_fail_on_leak_bytes(env):
                 "--fail-on-leak=99999999999999999999"):
         cp = tracker(env, ["leaks", "--no-progress", bad, out], 2)
         check("--fail-on-leak" in cp.stderr.decode(), "%s: %r" % (bad, cp.stderr))
+
+
+# ---- issue 10 section 4: a peak is one instant of the quantity shown ----------
+
+def test_mmap_peak_one_instant(env):
+    """progs/peaks_apart.c: the heap peaks (4,000,000 with 256 pages mapped)
+    before the mappings do (1024 pages, heap 0). With --mmap, "at the peak"
+    is heap + mappings at the instant their sum peaked, never the heap
+    peak plus the mapping peak."""
+    _, out, v = env.run([env.prog("peaks_apart")])
+    page = v["page_size"]
+    heap, small, big = 4000000, 256 * page, 768 * page
+    both = heap + small  # 5,048,576 with 4 KiB pages
+    check(both > small + big, "the sum peaks in phase 1")
+    t = report(env, "tree", ["--mmap", "--threshold", "0", out])
+    eq_all([(t["total_bytes"], both, "tree --mmap: live at the peak"),
+            (t["total_count"], 41, "tree --mmap: blocks and mappings live at the peak")])
+    txt = text(env, "tree", ["--mmap", out])
+    m = re.search(r"^live at the peak: (\S+ \S+) in 41 allocations", txt, re.M)
+    check(m, "tree --mmap text:\n" + txt)
+    shown = m.group(1)  # "4.8 MiB": the figure as the reports round it
+    check(re.search(r"peak heap \+ mapped %s \(%s bytes\) at" % (re.escape(shown), grouped(both)),
+                    txt), "header names the peak of the sum:\n" + txt)
+    s = report(env, "summary", ["--mmap", "-n", "0", out])
+    rows = {r["function"]: r for r in s["locations"]}
+    eq_all([(s["peak_heap_bytes"], heap, "summary: heap peak"),
+            (s["peak_mmap_bytes"], small + big, "summary: mapping peak"),
+            (s["peak_heap_mmap_bytes"], both, "summary: peak of heap + mappings"),
+            (rows["grow_heap"]["own_bytes"], heap, "grow_heap at that peak"),
+            (rows["map_small"]["own_bytes"], small, "map_small at that peak"),
+            (rows.get("map_big", {}).get("own_bytes", 0), 0, "map_big: mapped after it")])
+    # Without --mmap the heap peak alone, as before.
+    eq(report(env, "tree", ["--threshold", "0", out])["total_bytes"], heap, "tree: heap peak")
+    # diff of a capture against itself: the total peak is the same instant.
+    d = text(env, "diff", ["--mmap", out, out])
+    check("TOTAL: peak (heap + mapped) 0 B (%s -> %s)" % (shown, shown) in d,
+          "diff --mmap total:\n" + d)
+    # The page marks the instant of that peak, with its figure.
+    html = os.path.join(env.tmpdir("fg"), "out.html")
+    tracker(env, ["flamegraph", "--no-progress", "--mmap", "-o", html, out])
+    with open(html) as f:
+        page_text = f.read()
+    check('"peak_heap":%d}' % both in page_text, "flamegraph --mmap marks the peak of the sum")
+
 
 
 if __name__ == "__main__":
