@@ -172,6 +172,11 @@ static void write_caps(FILE *f, const struct trk_report_set *s)
         if (t->python) {
             char v[32];
             fprintf(f, ",\"python\":\"%s\"", trk_python_version(t->python_version, v, sizeof(v)));
+            /* pymalloc's objects were not recorded one by one: they live in
+             * its arenas, anonymous mappings the heap view leaves out. The
+             * page says so (and how to see them). */
+            if ((t->python_flags & TRK_PYF_PYMALLOC) && !(t->python_flags & TRK_PYF_ALLOCATORS))
+                fputs(",\"pymalloc_arenas\":true", f);
         }
         fprintf(f, ",\"leaks_at\":\"%s\"", t->leaks_at_script_end ? "script_end" : "exit");
         fputs(",\"host\":", f);

@@ -288,5 +288,30 @@ def test_mmap_peak_one_instant(env):
 
 
 
+def test_python_page_says_what_it_leaves_out(env):
+    """A default Python capture keeps its objects in pymalloc's arenas
+    (mmap): the heap-only page says so and how to see them; with --mmap,
+    or when each object was recorded, it has nothing to say."""
+    py = "/usr/bin/python3"
+    if not os.path.exists(py):
+        from harness import Skip
+        raise Skip("no /usr/bin/python3")
+    code = "x = [str(i) * 3 for i in range(20000)]"
+    _, out, _ = env.run([py, "-c", code])
+    hint = "Python objects are not in this view"
+
+    def page(args, cap):
+        html = os.path.join(env.tmpdir("fg"), "out.html")
+        tracker(env, ["flamegraph", "--no-progress", "-o", html] + args + [cap])
+        with open(html) as f:
+            return f.read()
+    p = page([], out)
+    check('"pymalloc_arenas":true' in p, "the page knows the arenas were left out")
+    check(hint in p and "tracker flamegraph --mmap" in p, "the page says how to see them")
+    _, each, _ = env.run([py, "-c", code], extra=["--python-allocators"])
+    check('"pymalloc_arenas"' not in page([], each), "--python-allocators: nothing left out")
+
+
+
 if __name__ == "__main__":
     sys.exit(main(globals()))
