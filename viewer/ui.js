@@ -75,6 +75,13 @@
       if (c.lost_events) say(T.count(c.lost_events) + ' events were lost; the figures undercount.');
       if (c.damaged)
         say(T.count(c.damaged) + ' damaged parts of the capture were skipped (' + T.bytes(c.bytes_lost) + ').');
+      // Most of a Python program's objects sit in pymalloc's arenas (mmap):
+      // a heap-only view leaves them out, and must say so.
+      if (c.pymalloc_arenas && d.spaces === 'heap')
+        say('Python objects are not in this view: pymalloc keeps them in arenas (anonymous mappings, ' +
+          T.bytes(c.mmap_peak) + ' mapped at the peak of mappings). ' +
+          '`tracker flamegraph --mmap` adds the arenas, under the stacks that grew them; ' +
+          '`tracker run --python-allocators` records each object.');
     }
     if (caps.length > 1) {
       const list = el('div', 'hint');

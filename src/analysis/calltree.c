@@ -295,6 +295,22 @@ static int rebuild_children(struct trk_ctree *t)
 
 /* ---- Public API --------------------------------------------------------------------- */
 
+bool trk_spaces_heap_and_mmap(uint32_t spaces)
+{
+    return trk_spaces_has(spaces, TRK_SPACE_HEAP) && trk_spaces_has(spaces, TRK_SPACE_MMAP);
+}
+
+void trk_site_value(const struct trk_site *site, enum trk_select sel, uint32_t spaces,
+                    uint64_t *bytes, uint64_t *count)
+{
+    if (sel == TRK_SEL_PEAK && site->space <= TRK_SPACE_MMAP && trk_spaces_heap_and_mmap(spaces)) {
+        *bytes = site->s.peak_hm_bytes;
+        *count = site->s.peak_hm_count;
+        return;
+    }
+    trk_select_value(&site->s, sel, bytes, count);
+}
+
 void trk_select_value(const struct trk_site_stats *s, enum trk_select sel, uint64_t *bytes,
                       uint64_t *count)
 {
@@ -511,7 +527,7 @@ int trk_ctree_add_sites(struct trk_ctree *t, const struct trk_profile *p,
         if (!site_selected(t, site))
             continue;
         uint64_t bytes, count;
-        trk_select_value(&site->s, t->opts.select, &bytes, &count);
+        trk_site_value(site, t->opts.select, t->opts.spaces, &bytes, &count);
         if (!bytes && !count)
             continue;
         uint32_t node = base;

@@ -29,6 +29,14 @@ enum trk_select {
 /* Which value of a site a selection reads. */
 void trk_select_value(const struct trk_site_stats *s, enum trk_select sel, uint64_t *bytes,
                       uint64_t *count);
+/* The value of a site as a report over the selection of spaces sees it:
+ * trk_select_value, except that at the peak with both heap and mappings
+ * selected a host site counts what it held at the peak of their sum (one
+ * instant), not at its own space's peak. */
+void trk_site_value(const struct trk_site *site, enum trk_select sel, uint32_t spaces,
+                    uint64_t *bytes, uint64_t *count);
+/* Whether the selection of spaces reads heap + mappings as one quantity. */
+bool trk_spaces_heap_and_mmap(uint32_t spaces);
 const char *trk_select_name(enum trk_select sel);
 
 struct trk_frames_options {

@@ -51,6 +51,19 @@ static inline void new_max(struct trk_prof_ctx *c, unsigned space, uint64_t rel)
     c->p->peak_t_ns[space] = rel;
 }
 
+/* Heap or mappings grew: the same for their sum, a quantity of its own
+ * (`--mmap` reports show it), whose peak is one instant where both
+ * spaces' peaks may not coincide. */
+static inline void hm_grew(struct trk_prof_ctx *c, uint64_t rel)
+{
+    uint64_t sum = c->live_bytes + c->anon_bytes;
+    if (sum > c->p->peak_hm_bytes) {
+        c->p->peak_hm_bytes = sum;
+        c->p->peak_hm_t_ns = rel;
+        c->gen_hm++;
+    }
+}
+
 /* ---- Host memory of the GPU driver ------------------------------------------------ */
 
 /* Heap bytes the driver allocated inside GPU calls are tallied apart from
@@ -171,6 +184,7 @@ alloc_block(struct trk_prof_ctx *c, const struct trk_event *e, uint32_t cls, boo
         st->peak_heap_bytes = c->live_bytes;
         new_max(c, TRK_SPACE_HEAP, rel);
     }
+    hm_grew(c, rel);
     if (c->live_bytes > pt->heap)
         pt->heap = c->live_bytes;
 }
@@ -225,6 +239,7 @@ static __attribute__((noinline)) void inherited_alloc(struct trk_prof_ctx *c,
         st->peak_heap_bytes = c->live_bytes;
         new_max(c, TRK_SPACE_HEAP, rel);
     }
+    hm_grew(c, rel);
     if (c->live_bytes > pt->heap)
         pt->heap = c->live_bytes;
 }
@@ -409,6 +424,7 @@ static void map_insert(struct trk_prof_ctx *c, const struct trk_event *e, uint64
         c->st->mmap_peak_bytes = c->anon_bytes;
         new_max(c, TRK_SPACE_MMAP, rel);
     }
+    hm_grew(c, rel);
     if (c->anon_bytes > pt->mmap)
         pt->mmap = c->anon_bytes;
 }

@@ -121,6 +121,9 @@ struct trk_site_stats {
     uint64_t alloc_count, alloc_bytes; /* everything allocated here */
     uint64_t free_count;
     uint64_t peak_count, peak_bytes;
+    /* Heap and mmap sites: live at the moment heap + mappings together
+     * reached their highest total (`--mmap` reports); 0 elsewhere. */
+    uint64_t peak_hm_count, peak_hm_bytes;
     uint64_t leak_count, leak_bytes; /* live at the end (or the script's end:
                                       * trk_stats.leaks_at_script_end) */
     uint64_t temp_count, temp_bytes;
@@ -179,6 +182,9 @@ struct trk_profile {
     size_t nthreads;
     uint64_t peak_t_ns[TRK_SPACE_COUNT]; /* when each space peaked (rel. clock_base) */
     uint64_t peak_bytes[TRK_SPACE_COUNT];
+    /* The peak of heap + anonymous mappings together, and when (one
+     * instant: not peak_bytes[HEAP] + peak_bytes[MMAP]). */
+    uint64_t peak_hm_t_ns, peak_hm_bytes;
     uint64_t end_t_ns;
     uint64_t temporary_allocations, temporary_bytes;
     uint64_t hist_count[TRK_HIST_BUCKETS], hist_bytes[TRK_HIST_BUCKETS]; /* heap sizes */

@@ -43,6 +43,11 @@ struct trk_prof_site {
      * the live values as of generation saved_gen (see trk_prof_touch). */
     uint64_t saved_count, saved_bytes;
     uint64_t saved_gen;
+    /* The same at the peak of heap + mappings together (heap and mmap
+     * sites only): that peak is one instant of its own, not the sum of the
+     * two spaces' peaks, which may lie seconds apart. */
+    uint64_t hm_count, hm_bytes;
+    uint64_t hm_gen;
     /* What it held at the Python script's end (TRK_PY_MARK_SCRIPT_END),
      * its leak figures when the mark came; 0 for a site made after it. */
     uint64_t mark_count, mark_bytes;
@@ -195,6 +200,7 @@ struct trk_prof_ctx {
     uint64_t anon_bytes; /* anonymous mappings */
     uint64_t rss_anon, rss_file;
     uint64_t gen[TRK_SPACE_COUNT]; /* bumped on every new maximum of a space */
+    uint64_t gen_hm;               /* bumped on every new maximum of heap + mappings */
     uint64_t last_ts;
 
     bool hide_driver;         /* exclude_gpu_driver_host */
@@ -325,6 +331,11 @@ static inline void trk_prof_touch(struct trk_prof_ctx *c, struct trk_prof_site *
         s->saved_gen = g;
         s->saved_count = s->live_count;
         s->saved_bytes = s->live_bytes;
+    }
+    if (s->out.space <= TRK_SPACE_MMAP && s->hm_gen != c->gen_hm) {
+        s->hm_gen = c->gen_hm;
+        s->hm_count = s->live_count;
+        s->hm_bytes = s->live_bytes;
     }
 }
 

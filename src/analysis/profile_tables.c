@@ -260,6 +260,7 @@ uint32_t trk_prof_site_lookup(struct trk_prof_ctx *c, uint64_t stack, uint32_t t
     s->out.flags = (uint8_t)(cls >> 24);
     /* It held nothing at the current peak, whenever that was. */
     s->saved_gen = c->gen[space];
+    s->hm_gen = c->gen_hm;
     return i;
 oom:
     c->oom = true;
@@ -330,6 +331,15 @@ int trk_prof_export(struct trk_prof_ctx *c)
         } else {
             o->peak_count = s->live_count;
             o->peak_bytes = s->live_bytes;
+        }
+        if (s->out.space > TRK_SPACE_MMAP) {
+            o->peak_hm_count = o->peak_hm_bytes = 0;
+        } else if (s->hm_gen == c->gen_hm) {
+            o->peak_hm_count = s->hm_count;
+            o->peak_hm_bytes = s->hm_bytes;
+        } else {
+            o->peak_hm_count = s->live_count;
+            o->peak_hm_bytes = s->live_bytes;
         }
         o->leak_count = c->py.marked ? s->mark_count : s->live_count;
         o->leak_bytes = c->py.marked ? s->mark_bytes : s->live_bytes;

@@ -52,6 +52,10 @@ enum trk_cli_arg {
 /* A value of the option may be given only attached with '=' (the option is
  * also a flag: --fail-on-leak[=BYTES]). */
 #define TRK_CLI_EQ_ONLY 1u
+/* With TRK_CLI_EQ_ONLY: the next word is taken as the value too, when it
+ * parses as a size (trk_cli_parse_size) and is not an existing file (then
+ * it is an operand): --fail-on-leak 1000 FILE, --fail-on-leak FILE. */
+#define TRK_CLI_SIZE_NEXT 2u
 
 struct trk_cli_opt {
     const char *name; /* "--depth", or NULL with a short name only */
@@ -187,6 +191,11 @@ void trk_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Parses a whole decimal number within [min, max]; returns 0 or -1. */
 int trk_cli_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/* Parses a size in bytes: a whole decimal number, optionally followed by
+ * K, M, G or T (either case, binary: 1K = 1024), alone or with "B" or
+ * "iB" after it. Returns 0, or -1 when s is not such a size or overflows. */
+int trk_cli_parse_size(const char *s, uint64_t *out);
 
 /* Finds libtracker.so (see find_lib.c for the order). Returns 0 with an
  * absolute path in buf, or -1 with a message in buf. */

@@ -17,7 +17,8 @@ struct diff {
 
 static const struct trk_cli_opt opts[] = {
     {NULL, 'n', TRK_CLI_UINT, offsetof(struct diff, rows), "N",
-     "changed stacks to show (default 20, 0 = all;\n--json lists every stack)",
+     "stacks to show, largest change first (default 20,\n"
+     "0 = all); one line (--json: a last row with\n\"omitted\": N) sums the rest",
      "a number of stacks (0 = all)", .max = UINT32_MAX},
     {0},
 };

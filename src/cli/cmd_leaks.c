@@ -14,29 +14,39 @@
 struct leaks {
     bool fail_on_leak;
     uint64_t limit;
+    uint64_t rows; /* -n: groups shown, 0 = all */
     const char *sup_path;
     struct trk_suppressions sup;
     struct trk_leak_totals tot;
     struct trk_report_opts ro;
 };
 
-/* The value only attaches with '=': a separate word is FILE. */
+/* The value attaches with '=', or is the next word when that reads as a
+ * size and is not an existing file (TRK_CLI_SIZE_NEXT): otherwise the next
+ * word is FILE. */
 static int fail_on_leak(void *base, const char *v, char *err, size_t errlen)
 {
     struct leaks *l = base;
     l->fail_on_leak = true;
     l->limit = 0;
-    if (v && trk_cli_parse_uint(v, 0, UINT64_MAX, &l->limit) < 0) {
-        snprintf(err, errlen, "--fail-on-leak=BYTES needs a whole number of bytes");
+    if (v && trk_cli_parse_size(v, &l->limit) < 0) {
+        snprintf(err, errlen,
+                 "--fail-on-leak needs a number of bytes (1000, 512K, 1M, 2G), not '%s'", v);
         return -1;
     }
     return 0;
 }
 
 static const struct trk_cli_opt opts[] = {
+    {NULL, 'n', TRK_CLI_UINT, offsetof(struct leaks, rows), "N",
+     "stacks to show, largest first (default 20, 0 = all);\n"
+     "one line (--json: a last entry with \"omitted\": N)\nsums the rest",
+     "a number of stacks (0 = all)", .max = UINT32_MAX},
     {"--fail-on-leak", 0, TRK_CLI_FN, 0, "BYTES",
-     "exit 1 when more than BYTES leaked (default 0: any leak)", .fn = fail_on_leak,
-     .flags = TRK_CLI_EQ_ONLY},
+     "exit 1 when more than BYTES leaked (default 0: any\n"
+     "leak); BYTES may end in K, M, G (1K = 1024); a separate\n"
+     "word is BYTES only if it is a size and not a file",
+     .fn = fail_on_leak, .flags = TRK_CLI_EQ_ONLY | TRK_CLI_SIZE_NEXT},
     {"--suppressions", 0, TRK_CLI_STRING, offsetof(struct leaks, sup_path), "FILE",
      "hide leaks whose stack matches a 'leak:PATTERN' line\n"
      "(LeakSanitizer syntax: '*' wildcards, '^'/'$' anchors;\n"
@@ -57,8 +67,8 @@ const struct trk_cli_cmd trk_leaks_cmd = {
 static int render(void *ctx, struct trk_report_set *sets, FILE *f, char *err, size_t errlen)
 {
     struct leaks *l = ctx;
-    return trk_report_leaks(&sets[0], &l->ro, l->sup_path ? &l->sup : NULL, f, &l->tot, err,
-                            errlen);
+    return trk_report_leaks(&sets[0], &l->ro, l->sup_path ? &l->sup : NULL, l->rows, f, &l->tot,
+                            err, errlen);
 }
 
 static int leaks(struct leaks *l, const char *file)
@@ -85,7 +95,7 @@ static int leaks(struct leaks *l, const char *file)
 
 int trk_cmd_leaks(int argc, char **argv)
 {
-    struct leaks l = {0};
+    struct leaks l = {.rows = 20};
     struct trk_cli_args args;
     trk_report_opts_init(&l.ro);
     int rc = trk_cli_parse(&trk_leaks_cmd, (void *[]){&l, &l.ro, &l.ro}, argc, argv, &args);

@@ -9,7 +9,7 @@
 #include "cli/cli.h"
 #include "report/report.h"
 
-#define ROWS_UNSET UINT64_MAX /* -n not given: 20 for the table, all for --json */
+#define ROWS_UNSET UINT64_MAX /* -n not given: 20, in the table and in JSON */
 
 struct summary {
     uint64_t rows;
@@ -18,7 +18,7 @@ struct summary {
 
 static const struct trk_cli_opt opts[] = {
     {NULL, 'n', TRK_CLI_UINT, offsetof(struct summary, rows), "N",
-     "rows to show (default 20 for the table, all for --json;\n0 = all)",
+     "rows to show (default 20, 0 = all); one line\n(--json: \"omitted\") sums the rest",
      "a number of rows (0 = all)", .max = UINT32_MAX},
     {0},
 };

@@ -19,6 +19,10 @@ static const struct trk_cli_opt opts[] = {
     {"--threshold", 0, TRK_CLI_DOUBLE, offsetof(struct tree, t.threshold_pct), "PCT",
      "merge lines under PCT% of the whole into [other]\n(default 1.0; 0 keeps every line)",
      "a percentage from 0 to 100", .dmax = 100},
+    {NULL, 'n', TRK_CLI_UINT, offsetof(struct tree, t.max_children), "N",
+     "largest children shown under each line (default 20,\n"
+     "0 = all); one line counts the rest",
+     "a number of lines (0 = all)", .max = UINT32_MAX},
     {"--inverted", 0, TRK_CLI_FLAG, offsetof(struct tree, t.inverted),
      .help = "innermost frames at the root (who allocates)"},
     {0},
@@ -41,7 +45,7 @@ static int render(void *ctx, struct trk_report_set *sets, FILE *f, char *err, si
 
 int trk_cmd_tree(int argc, char **argv)
 {
-    struct tree t = {.t = {.select = TRK_SEL_PEAK, .threshold_pct = 1.0}};
+    struct tree t = {.t = {.select = TRK_SEL_PEAK, .threshold_pct = 1.0, .max_children = 20}};
     struct trk_report_job job = {.ro = &t.ro, .write = render, .ctx = &t};
     return trk_cli_report_main(&trk_tree_cmd, (void *[]){&t, &t.t.select, &t.ro, &t.ro}, argc, argv,
                                &job);

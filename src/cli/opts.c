@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "report/report.h"
@@ -27,6 +28,33 @@ int trk_cli_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
     if (errno || *end || v < min || v > max)
         return -1;
     *out = v;
+    return 0;
+}
+
+int trk_cli_parse_size(const char *s, uint64_t *out)
+{
+    if (!s || *s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno)
+        return -1;
+    unsigned shift = 0;
+    if (*end) {
+        const char *u = strchr("KMGT", end[0] & ~0x20); /* either case */
+        if (!u || !end[0])
+            return -1;
+        shift = 10u * (unsigned)(u - "KMGT" + 1);
+        end++;
+        /* 1K, 1KB, 1KiB: all binary, as sizes of memory are. */
+        if (strcmp(end, "") != 0 && strcmp(end, "B") != 0 && strcmp(end, "b") != 0 &&
+            strcmp(end, "iB") != 0)
+            return -1;
+    }
+    if (shift && v > (UINT64_MAX >> shift))
+        return -1;
+    *out = (uint64_t)v << shift;
     return 0;
 }
 
@@ -189,6 +217,14 @@ static int parse_long(const struct trk_cli_cmd *c, void *const *bases, int argc,
         if (*i + 1 >= argc)
             return bad_value(c, o, NULL);
         v = argv[++*i];
+    } else if (!v && (o->flags & TRK_CLI_SIZE_NEXT) && *i + 1 < argc) {
+        /* "--fail-on-leak 1000 FILE": the next word is the value when it
+         * reads as a size and names no file; otherwise it is an operand
+         * (a capture called "4096" stays a capture). */
+        uint64_t size;
+        const char *next = argv[*i + 1];
+        if (trk_cli_parse_size(next, &size) == 0 && access(next, F_OK) != 0)
+            v = argv[++*i];
     }
     return apply(c, o, bases[k], v);
 }
@@ -314,7 +350,10 @@ static void print_opts(const struct trk_cli_cmd *c, FILE *f, int indent, int col
             if (o->name)
                 n += (size_t)snprintf(label + n, sizeof(label) - n, "%s", o->name);
             if (o->meta && n < sizeof(label))
-                snprintf(label + n, sizeof(label) - n, o->flags & TRK_CLI_EQ_ONLY ? "[=%s]" : " %s",
+                snprintf(label + n, sizeof(label) - n,
+                         o->flags & TRK_CLI_SIZE_NEXT ? " [%s]"
+                         : o->flags & TRK_CLI_EQ_ONLY ? "[=%s]"
+                                                      : " %s",
                          o->meta);
             help_row(f, indent, col, label, o->help);
         }

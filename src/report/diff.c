@@ -71,24 +71,58 @@ static int add_set(const struct trk_report_set *s, int side, const struct trk_re
 {
     for (size_t ci = 0; ci < s->n; ci++) {
         const struct trk_report_capture *c = &s->v[ci];
+        /* Heap and mappings together peak at one instant of their own,
+         * not at the sum of their two peaks. */
+        bool hm = trk_spaces_heap_and_mmap(trk_report_spaces(o));
+        if (hm)
+            *peak += c->prof.peak_hm_bytes;
         for (uint32_t sp = 0; sp < TRK_SPACE_COUNT; sp++)
-            if (trk_report_space_on(o, sp))
+            if (trk_report_space_on(o, sp) && !(hm && sp <= TRK_SPACE_MMAP))
                 *peak += c->prof.peak_bytes[sp];
         for (size_t si = 0; si < c->prof.nsites; si++) {
             const struct trk_site *site = &c->prof.sites[si];
-            if (!trk_report_space_on(o, site->space) ||
-                (!site->s.peak_bytes && !site->s.leak_bytes))
+            uint64_t peak_bytes, peak_count;
+            trk_site_value(site, TRK_SEL_PEAK, trk_report_spaces(o), &peak_bytes, &peak_count);
+            if (!trk_report_space_on(o, site->space) || (!peak_bytes && !site->s.leak_bytes))
                 continue;
             uint32_t sid = trk_site_stack(w, c, o, site->stack, lt, st);
             struct drow *r = sid == TRK_NO_ID ? NULL : row_at(d, sid);
             if (!r)
                 return -1;
-            r->peak[side] += site->s.peak_bytes;
+            r->peak[side] += peak_bytes;
             r->leaked[side] += site->s.leak_bytes;
             *leaked += site->s.leak_bytes;
         }
     }
     return 0;
+}
+
+/* What the rows past the limit add up to. */
+struct omitted {
+    uint64_t peak[2], leaked[2];
+};
+
+static struct omitted count_omitted(struct drow *const *rows, size_t n, size_t shown)
+{
+    struct omitted m = {{0, 0}, {0, 0}};
+    for (size_t i = shown; i < n; i++)
+        for (int k = 0; k < 2; k++) {
+            m.peak[k] += rows[i]->peak[k];
+            m.leaked[k] += rows[i]->leaked[k];
+        }
+    return m;
+}
+
+/* "+1,234", "-5", "0": exact bytes, for the line of what was left out. */
+static const char *fmt_signed(int64_t v, char *buf, size_t len)
+{
+    char g[32];
+    snprintf(buf, len, "%s%s",
+             v > 0   ? "+"
+             : v < 0 ? "-"
+                     : "",
+             trk_rfmt_grouped(mag(v), g, sizeof(g)));
+    return buf;
 }
 
 static void print_change(FILE *out, const char *what, uint64_t before, uint64_t after)
@@ -125,10 +159,18 @@ static void print_text(FILE *out, const struct trk_report_set *before,
         fputc('\n', out);
         trk_rprint_stack(out, lt, st, r->stack);
     }
-    if (changed == 0)
+    if (changed == 0) {
         fputs("\nno stack changed\n", out);
-    else if (shown < changed)
-        fprintf(out, "\n... %zu more changed stacks (-n 0 shows all)\n", changed - shown);
+    } else if (shown < changed) {
+        struct omitted m = count_omitted(rows, changed, shown);
+        char a[40], b[40];
+        fprintf(out,
+                "\n... %zu more changed stack%s not shown: peak %s bytes, leaked %s bytes "
+                "(-n N shows more, -n 0 all)\n",
+                changed - shown, changed - shown == 1 ? "" : "s",
+                fmt_signed(trk_rdelta(m.peak[0], m.peak[1]), a, sizeof(a)),
+                fmt_signed(trk_rdelta(m.leaked[0], m.leaked[1]), b, sizeof(b)));
+    }
     fputs("\nTOTAL: ", out);
     print_change(out,
                  o->gpu    ? "peak device memory"
@@ -140,13 +182,17 @@ static void print_text(FILE *out, const struct trk_report_set *before,
     fputc('\n', out);
 }
 
+/* Every stack with a figure on either side is listed, changed or not (as
+ * before the limit), the largest changes first; the limit cuts the list
+ * and a last row with an empty stack and "omitted": N sums the other N. */
 static void print_json(FILE *out, const struct trk_loctab *lt, const struct trk_stacktab *st,
-                       struct drow *const *rows, size_t nrows)
+                       struct drow *const *rows, size_t nrows, size_t limit)
 {
     struct trk_rjson j;
+    size_t shown = limit && limit < nrows ? limit : nrows;
     trk_rjson_init(&j, out);
     trk_rjson_begin_array(&j, NULL);
-    for (size_t i = 0; i < nrows; i++) {
+    for (size_t i = 0; i < shown; i++) {
         const struct drow *r = rows[i];
         trk_rjson_begin_object(&j, NULL);
         trk_rjson_stack(&j, lt, st, r->stack);
@@ -156,6 +202,20 @@ static void print_json(FILE *out, const struct trk_loctab *lt, const struct trk_
         trk_rjson_u64(&j, "leaked_before", r->leaked[0]);
         trk_rjson_u64(&j, "leaked_after", r->leaked[1]);
         trk_rjson_i64(&j, "leaked_delta", trk_rdelta(r->leaked[0], r->leaked[1]));
+        trk_rjson_end_object(&j);
+    }
+    if (shown < nrows) {
+        struct omitted m = count_omitted(rows, nrows, shown);
+        trk_rjson_begin_object(&j, NULL);
+        trk_rjson_begin_array(&j, "stack");
+        trk_rjson_end_array(&j);
+        trk_rjson_u64(&j, "peak_before", m.peak[0]);
+        trk_rjson_u64(&j, "peak_after", m.peak[1]);
+        trk_rjson_i64(&j, "peak_delta", trk_rdelta(m.peak[0], m.peak[1]));
+        trk_rjson_u64(&j, "leaked_before", m.leaked[0]);
+        trk_rjson_u64(&j, "leaked_after", m.leaked[1]);
+        trk_rjson_i64(&j, "leaked_delta", trk_rdelta(m.leaked[0], m.leaked[1]));
+        trk_rjson_u64(&j, "omitted", nrows - shown);
         trk_rjson_end_object(&j);
     }
     trk_rjson_end_array(&j);
@@ -189,7 +249,7 @@ int trk_report_diff(const struct trk_report_set *before, const struct trk_report
     }
     qsort(rows, nrows, sizeof(*rows), cmp_rows);
     if (o->json)
-        print_json(out, &lt, &st, rows, nrows);
+        print_json(out, &lt, &st, rows, nrows, limit);
     else
         print_text(out, before, after, o, &lt, &st, rows, nrows, limit, peak, leaked);
     rc = 0;

@@ -138,12 +138,13 @@ static void gpu_tracks(struct writer *w, const struct trk_export *x, const struc
     }
 }
 
-/* The moment the selection peaked: the heap's, or with a GPU selection the
- * peak of its largest device. */
+/* The moment the selection peaked: the heap's, that of heap + mappings
+ * together (one instant of the sum), or with a GPU selection the peak of
+ * its largest device. */
 static uint64_t selection_peak_t(const struct trk_export *x, const struct trk_profile *p)
 {
     if (!(x->spaces & TRK_SPACES_GPU))
-        return p->peak_t_ns[TRK_SPACE_HEAP];
+        return trk_spaces_heap_and_mmap(x->spaces) ? p->peak_hm_t_ns : p->peak_t_ns[TRK_SPACE_HEAP];
     uint64_t t = 0, best = 0;
     for (uint32_t sp = TRK_SPACE_GPU0; sp < TRK_SPACE_COUNT; sp++) {
         if (trk_spaces_has(x->spaces, sp) && p->peak_bytes[sp] > best) {
@@ -208,7 +209,7 @@ static int sites_event(struct writer *w, const struct trk_export *x,
         if (!trk_spaces_has(x->spaces, s->space))
             continue;
         uint64_t b, k;
-        trk_select_value(&s->s, x->select, &b, &k);
+        trk_site_value(s, x->select, x->spaces, &b, &k);
         total += b;
         count += k;
         if (b == 0)

@@ -415,7 +415,7 @@ static int write_samples(struct pp *pp, struct trk_gz *z, const struct trk_expor
         if (!trk_spaces_has(spaces, s->space))
             continue;
         uint64_t bytes, count;
-        trk_select_value(&s->s, x->select, &bytes, &count);
+        trk_site_value(s, x->select, spaces, &bytes, &count);
         if (bytes == 0 && count == 0)
             continue;
         const struct trk_frame *fr;

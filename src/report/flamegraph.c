@@ -172,6 +172,11 @@ static void write_caps(FILE *f, const struct trk_report_set *s)
         if (t->python) {
             char v[32];
             fprintf(f, ",\"python\":\"%s\"", trk_python_version(t->python_version, v, sizeof(v)));
+            /* pymalloc's objects were not recorded one by one: they live in
+             * its arenas, anonymous mappings the heap view leaves out. The
+             * page says so (and how to see them). */
+            if ((t->python_flags & TRK_PYF_PYMALLOC) && !(t->python_flags & TRK_PYF_ALLOCATORS))
+                fputs(",\"pymalloc_arenas\":true", f);
         }
         fprintf(f, ",\"leaks_at\":\"%s\"", t->leaks_at_script_end ? "script_end" : "exit");
         fputs(",\"host\":", f);
@@ -231,6 +236,10 @@ static int write_timeline(FILE *f, const struct trk_report_set *s, const struct 
         return -1;
     uint64_t *t = v, *heap = v + n, *mmap = v + 2 * n, *rss = v + 3 * n;
     uint64_t peak_t = p0->peak_t_ns[TRK_SPACE_HEAP], peak = p0->peak_bytes[TRK_SPACE_HEAP];
+    /* With --mmap the graph shows heap + mappings at their own peak: the
+     * marked instant is that one (the two spaces' peaks may lie apart). */
+    if (o->mmap && !o->gpu)
+        peak_t = p0->peak_hm_t_ns, peak = p0->peak_hm_bytes;
     if (s->n == 1) {
         for (size_t i = 0; i < n; i++) {
             const struct trk_timeline_point *q = &p0->timeline[i];
@@ -272,8 +281,9 @@ static int write_timeline(FILE *f, const struct trk_report_set *s, const struct 
         peak = 0;
         for (size_t g = 0; g < n; g++) {
             t[g] = g * step;
-            if (heap[g] > peak)
-                peak = heap[g], peak_t = t[g];
+            uint64_t y = heap[g] + (o->mmap && !o->gpu ? mmap[g] : 0);
+            if (y > peak)
+                peak = y, peak_t = t[g];
         }
     }
     fputs("\"timeline\":{", f);

@@ -182,7 +182,7 @@ static bool site_value(const struct trk_site *site, const struct trk_report_opts
         *count = site->s.alloc_count;
         return site->space == TRK_SPACE_HEAP && *count;
     }
-    trk_select_value(&site->s, fo->select, bytes, count);
+    trk_site_value(site, fo->select, trk_report_spaces(o), bytes, count);
     bool space = trk_spaces_has(trk_report_spaces(o), site->space);
     return space && (*bytes || *count);
 }

@@ -126,9 +126,25 @@ static void print_total(FILE *out, const char *what, uint64_t bytes, uint64_t co
             count == 1 ? "" : "s", stacks, stacks == 1 ? "" : "s");
 }
 
+/* What the limit left out of the list. */
+struct omitted {
+    uint64_t stacks, bytes, count;
+};
+
+static struct omitted count_omitted(struct group *const *v, size_t n, size_t shown)
+{
+    struct omitted m = {0};
+    for (size_t i = shown; i < n; i++) {
+        m.stacks++;
+        m.bytes += v[i]->bytes;
+        m.count += v[i]->count;
+    }
+    return m;
+}
+
 static void print_text(FILE *out, const struct trk_report_set *s, const struct trk_report_opts *o,
                        const struct trk_loctab *lt, const struct trk_stacktab *st,
-                       struct group *const *shown, size_t nshown,
+                       struct group *const *shown, size_t nshown, const struct omitted *om,
                        const struct trk_suppressions *sup, const struct trk_leak_totals *tot)
 {
     char a[32], b[32], name[16];
@@ -153,6 +169,12 @@ static void print_text(FILE *out, const struct trk_report_set *s, const struct t
                   "missing; see tracker run --depth)\n",
                   out);
     }
+    if (om->stacks)
+        fprintf(out,
+                "\n... %" PRIu64 " more stack%s, %s bytes in %s block%s not shown "
+                "(-n N shows more, -n 0 all)\n",
+                om->stacks, om->stacks == 1 ? "" : "s", trk_rfmt_grouped(om->bytes, a, sizeof(a)),
+                trk_rfmt_grouped(om->count, b, sizeof(b)), om->count == 1 ? "" : "s");
     fputs("\nLEAK SUMMARY:\n", out);
     if (!tot->leaked_count && !tot->suppressed_count)
         fputs("    no leaks: everything allocated was freed\n", out);
@@ -186,7 +208,8 @@ static bool at_script_end(const struct trk_report_set *s)
 }
 
 static void print_json(FILE *out, const struct trk_report_set *s, const struct trk_loctab *lt,
-                       const struct trk_stacktab *st, struct group *const *shown, size_t nshown)
+                       const struct trk_stacktab *st, struct group *const *shown, size_t nshown,
+                       const struct omitted *om)
 {
     bool script_end = at_script_end(s);
     struct trk_rjson j;
@@ -211,13 +234,26 @@ static void print_json(FILE *out, const struct trk_report_set *s, const struct t
         trk_rjson_stack(&j, lt, st, g->stack);
         trk_rjson_end_object(&j);
     }
+    /* The document stays an array of groups (scripts rely on it): what
+     * the limit left out is a last group with an empty stack and
+     * "omitted": the number of stacks in it, so that the bytes of the
+     * entries still add up to everything leaked. */
+    if (om->stacks) {
+        trk_rjson_begin_object(&j, NULL);
+        trk_rjson_u64(&j, "bytes", om->bytes);
+        trk_rjson_u64(&j, "count", om->count);
+        trk_rjson_u64(&j, "omitted", om->stacks);
+        trk_rjson_begin_array(&j, "stack");
+        trk_rjson_end_array(&j);
+        trk_rjson_end_object(&j);
+    }
     trk_rjson_end_array(&j);
     trk_rjson_finish(&j);
 }
 
 int trk_report_leaks(const struct trk_report_set *s, const struct trk_report_opts *o,
-                     struct trk_suppressions *sup, FILE *out, struct trk_leak_totals *tot,
-                     char *err, size_t errlen)
+                     struct trk_suppressions *sup, size_t limit, FILE *out,
+                     struct trk_leak_totals *tot, char *err, size_t errlen)
 {
     struct trk_loctab lt;
     struct trk_stacktab st;
@@ -283,10 +319,14 @@ int trk_report_leaks(const struct trk_report_set *s, const struct trk_report_opt
         shown[nshown++] = x;
     }
     qsort(shown, nshown, sizeof(*shown), cmp_groups);
+    /* A long run leaks from many stacks; the largest few are the answer,
+     * and the output must not grow with the capture. */
+    size_t nlist = limit && limit < nshown ? limit : nshown;
+    struct omitted om = count_omitted(shown, nshown, nlist);
     if (o->json)
-        print_json(out, s, &lt, &st, shown, nshown);
+        print_json(out, s, &lt, &st, shown, nlist, &om);
     else
-        print_text(out, s, o, &lt, &st, shown, nshown, sup, tot);
+        print_text(out, s, o, &lt, &st, shown, nlist, &om, sup, tot);
     rc = 0;
     goto done;
 oom:

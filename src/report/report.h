@@ -120,7 +120,9 @@ int trk_report_summary(const struct trk_report_set *s, const struct trk_report_o
 struct trk_tree_report_opts {
     enum trk_select select;
     bool inverted;
-    double threshold_pct; /* children below this share of the root merge into [other] */
+    double threshold_pct;  /* children below this share of the root merge into [other] */
+    uint64_t max_children; /* the largest children shown under each node (0 = all); one
+                            * line (JSON: the parent's "omitted") counts the rest */
 };
 int trk_report_tree(const struct trk_report_set *s, const struct trk_report_opts *o,
                     const struct trk_tree_report_opts *t, FILE *out, char *err, size_t errlen);
@@ -132,10 +134,12 @@ struct trk_leak_totals {
     uint64_t suppressed_bytes, suppressed_count, suppressed_stacks;
 };
 /* sup may be NULL; its hit counters are updated. *totals gets the figures
- * --fail-on-leak judges. */
+ * --fail-on-leak judges (every group, shown or not). limit: the largest
+ * groups shown (0 = all); the rest are counted in one line (JSON: a last
+ * {"omitted": {...}} entry). */
 int trk_report_leaks(const struct trk_report_set *s, const struct trk_report_opts *o,
-                     struct trk_suppressions *sup, FILE *out, struct trk_leak_totals *totals,
-                     char *err, size_t errlen);
+                     struct trk_suppressions *sup, size_t limit, FILE *out,
+                     struct trk_leak_totals *totals, char *err, size_t errlen);
 
 int trk_report_diff(const struct trk_report_set *before, const struct trk_report_set *after,
                     const struct trk_report_opts *o, size_t rows, FILE *out, char *err,

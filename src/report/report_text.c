@@ -195,10 +195,15 @@ static void header_line(FILE *f, const struct trk_report_capture *c,
     fprintf(f, "%s - peak heap %s%s at %.3f s of %.3f s", c->label,
             trk_rfmt_bytes(peak, a, sizeof(a)), g, (double)p->peak_t_ns[TRK_SPACE_HEAP] / 1e9,
             (double)p->end_t_ns / 1e9);
-    if (o->mmap)
+    if (o->mmap) {
         fprintf(f, ", peak mapped %s at %.3f s",
                 trk_rfmt_bytes(p->peak_bytes[TRK_SPACE_MMAP], b, sizeof(b)),
                 (double)p->peak_t_ns[TRK_SPACE_MMAP] / 1e9);
+        /* What --mmap reports show: the two together, at one instant. */
+        fprintf(f, ", peak heap + mapped %s (%s bytes) at %.3f s",
+                trk_rfmt_bytes(p->peak_hm_bytes, a, sizeof(a)),
+                trk_rfmt_grouped(p->peak_hm_bytes, b, sizeof(b)), (double)p->peak_hm_t_ns / 1e9);
+    }
     python_info(f, &p->totals);
     fputc('\n', f);
 }

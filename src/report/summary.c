@@ -17,6 +17,7 @@
 
 struct acc {
     uint64_t own, total, allocs;
+    uint64_t own_live; /* blocks live at the peak with it innermost (allocs: the whole run) */
     uint64_t failed_bytes, failed; /* refused GPU allocations made with it innermost */
     uint64_t mark;                 /* the last stack that added to total */
     uint32_t depth;                /* least distance from an innermost frame, + 1 (0 = unset) */
@@ -91,11 +92,27 @@ static void print_failed(FILE *out, const struct trk_loctab *lt, const struct ro
         fprintf(out, "... %zu more locations (-n 0 shows all)\n", nfailed - shown);
 }
 
+/* What the row limit left out. */
+struct omitted {
+    uint64_t own, own_live, allocs;
+};
+
+static struct omitted count_omitted(const struct row *rows, size_t n, size_t shown)
+{
+    struct omitted m = {0, 0, 0};
+    for (size_t i = shown; i < n; i++) {
+        m.own += rows[i].a->own;
+        m.own_live += rows[i].a->own_live;
+        m.allocs += rows[i].a->allocs;
+    }
+    return m;
+}
+
 static void print_text(FILE *out, const struct trk_report_set *s, const struct trk_report_opts *o,
                        const struct trk_loctab *lt, const struct row *rows, size_t nrows,
                        size_t shown)
 {
-    char a[32], b[32], c[32];
+    char a[32], b[32], c[32], d[32];
     trk_rprint_headers(out, s, o);
     trk_rprint_torch_note(out, &s, 1);
     fputc('\n', out);
@@ -104,17 +121,27 @@ static void print_text(FILE *out, const struct trk_report_set *s, const struct t
                 o->gpu ? "GPU allocations" : "allocations");
         return;
     }
-    fprintf(out, "%10s %10s %12s  %s\n", "own", "total", "allocations",
-            "location (own/total: live at the peak)");
+    /* Two counts, because "allocations" alone was read both ways. */
+    fputs("own/total: bytes live at the peak made here (innermost frame) / below here;\n"
+          "at peak: own blocks live at the peak; allocations: made here over the whole run\n\n",
+          out);
+    fprintf(out, "%10s %10s %10s %12s  %s\n", "own", "total", "at peak", "allocations", "location");
     for (size_t i = 0; i < shown; i++) {
         const struct acc *x = rows[i].a;
-        fprintf(out, "%10s %10s %12s  ", trk_rfmt_bytes(x->own, a, sizeof(a)),
-                trk_rfmt_bytes(x->total, b, sizeof(b)), trk_rfmt_grouped(x->allocs, c, sizeof(c)));
+        fprintf(out, "%10s %10s %10s %12s  ", trk_rfmt_bytes(x->own, a, sizeof(a)),
+                trk_rfmt_bytes(x->total, b, sizeof(b)), trk_rfmt_grouped(x->own_live, d, sizeof(d)),
+                trk_rfmt_grouped(x->allocs, c, sizeof(c)));
         trk_rprint_loc(out, &lt->v[rows[i].loc]);
         fputc('\n', out);
     }
-    if (shown < nrows)
-        fprintf(out, "... %zu more locations (-n 0 shows all)\n", nrows - shown);
+    if (shown < nrows) {
+        struct omitted m = count_omitted(rows, nrows, shown);
+        fprintf(out,
+                "... %zu more location%s, %s bytes own at the peak not shown (-n N shows more, -n "
+                "0 all)\n",
+                nrows - shown, nrows - shown == 1 ? "" : "s",
+                trk_rfmt_grouped(m.own, a, sizeof(a)));
+    }
 }
 
 /* "gpu": {"<ordinal>": {"peak_bytes", "driver_peak_bytes"}} over the set:
@@ -151,21 +178,26 @@ static void json_gpu_peaks(struct trk_rjson *j, const struct trk_report_set *s,
 }
 
 static void print_json(FILE *out, const struct trk_report_set *s, const struct trk_report_opts *o,
-                       const struct trk_loctab *lt, const struct row *rows, size_t shown,
-                       const struct row *failed, size_t nfailed)
+                       const struct trk_loctab *lt, const struct row *rows, size_t nrows,
+                       size_t shown, const struct row *failed, size_t nfailed)
 {
     struct trk_rjson j;
     char name[300];
-    uint64_t heap = 0, mapped = 0;
+    uint64_t heap = 0, mapped = 0, both = 0;
     for (size_t i = 0; i < s->n; i++) {
         heap += s->v[i].prof.peak_bytes[TRK_SPACE_HEAP];
         mapped += s->v[i].prof.peak_bytes[TRK_SPACE_MMAP];
+        both += s->v[i].prof.peak_hm_bytes;
     }
     trk_rjson_init(&j, out);
     trk_rjson_begin_object(&j, NULL);
     trk_rjson_u64(&j, "peak_heap_bytes", heap);
-    if (o->mmap)
+    if (o->mmap) {
         trk_rjson_u64(&j, "peak_mmap_bytes", mapped);
+        /* The peak of the two together (one instant), which own and
+         * total_bytes are taken at. */
+        trk_rjson_u64(&j, "peak_heap_mmap_bytes", both);
+    }
     if (o->gpu)
         json_gpu_peaks(&j, s, o);
     trk_rjson_begin_array(&j, "locations");
@@ -180,10 +212,20 @@ static void print_json(FILE *out, const struct trk_report_set *s, const struct t
             trk_rjson_bool(&j, "python", true);
         trk_rjson_u64(&j, "own_bytes", rows[i].a->own);
         trk_rjson_u64(&j, "total_bytes", rows[i].a->total);
+        trk_rjson_u64(&j, "own_count", rows[i].a->own_live);
         trk_rjson_u64(&j, "allocations", rows[i].a->allocs);
         trk_rjson_end_object(&j);
     }
     trk_rjson_end_array(&j);
+    if (shown < nrows) {
+        struct omitted m = count_omitted(rows, nrows, shown);
+        trk_rjson_begin_object(&j, "omitted");
+        trk_rjson_u64(&j, "locations", nrows - shown);
+        trk_rjson_u64(&j, "own_bytes", m.own);
+        trk_rjson_u64(&j, "own_count", m.own_live);
+        trk_rjson_u64(&j, "allocations", m.allocs);
+        trk_rjson_end_object(&j);
+    }
     if (o->gpu) {
         trk_rjson_begin_array(&j, "failed");
         for (size_t i = 0; i < nfailed; i++) {
@@ -216,13 +258,17 @@ int trk_report_summary(const struct trk_report_set *s, const struct trk_report_o
     int rc = -1;
     trk_loctab_init(&lt, false);
 
+    uint32_t spaces = trk_report_spaces(o);
     for (size_t ci = 0; ci < s->n; ci++) {
         const struct trk_report_capture *c = &s->v[ci];
         for (size_t si = 0; si < c->prof.nsites; si++) {
             const struct trk_site *site = &c->prof.sites[si];
             if (!trk_report_space_on(o, site->space))
                 continue;
-            if (!site->s.peak_bytes && !site->s.alloc_count && !site->s.fail_count)
+            /* At the peak of what is shown: with --mmap, of heap + mappings. */
+            uint64_t peak_bytes, peak_count;
+            trk_site_value(site, TRK_SEL_PEAK, spaces, &peak_bytes, &peak_count);
+            if (!peak_bytes && !site->s.alloc_count && !site->s.fail_count)
                 continue;
             const uint32_t *ids;
             int n = trk_site_locs(&w, c, o, site->stack, &lt, &ids);
@@ -230,8 +276,9 @@ int trk_report_summary(const struct trk_report_set *s, const struct trk_report_o
                 goto oom;
             if (n == 0)
                 continue; /* no stack: nothing to attribute it to */
-            acc[ids[0]].own += site->s.peak_bytes;
+            acc[ids[0]].own += peak_bytes;
             acc[ids[0]].allocs += site->s.alloc_count;
+            acc[ids[0]].own_live += peak_count;
             acc[ids[0]].failed_bytes += site->s.fail_bytes;
             acc[ids[0]].failed += site->s.fail_count;
             serial++;
@@ -239,7 +286,7 @@ int trk_report_summary(const struct trk_report_set *s, const struct trk_report_o
                 struct acc *x = &acc[ids[k]];
                 if (x->mark != serial) {
                     x->mark = serial;
-                    x->total += site->s.peak_bytes;
+                    x->total += peak_bytes;
                 }
                 if (!x->depth || (uint32_t)k + 1 < x->depth)
                     x->depth = (uint32_t)k + 1;
@@ -260,12 +307,14 @@ int trk_report_summary(const struct trk_report_set *s, const struct trk_report_o
     }
     qsort_r(rows, nrows, sizeof(*rows), cmp_rows, &lt);
     qsort_r(failed, nfailed, sizeof(*failed), cmp_failed, &lt);
-    /* The table is for reading: 20 rows unless asked. JSON is for tools:
-     * every row unless asked. -n 0 means all. */
-    size_t limit = rows_given ? nrows_max : o->json ? 0 : 20;
+    /* 20 rows unless asked, in the table and in JSON alike: no default
+     * output grows with the capture (a long run has locations by the
+     * hundred thousand). -n 0 means all; "omitted" sums the rest. */
+    (void)rows_given;
+    size_t limit = nrows_max;
     size_t shown = limit && limit < nrows ? limit : nrows;
     if (o->json) {
-        print_json(out, s, o, &lt, rows, shown, failed, nfailed);
+        print_json(out, s, o, &lt, rows, nrows, shown, failed, nfailed);
     } else {
         print_text(out, s, o, &lt, rows, nrows, shown);
         print_failed(out, &lt, failed, nfailed, limit);

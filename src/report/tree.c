@@ -8,6 +8,7 @@
  * read events or symbolize by itself.
  */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report/report_internal.h"
@@ -57,14 +58,26 @@ static const char *kind_name(uint32_t kind)
 
 /* The next node of a pre-order walk below the root, tracking the depth;
  * 0 at the end. */
-static uint32_t next_node(const struct trk_ctree *t, uint32_t n, unsigned *depth)
+/* What a node's child limit left out below it. */
+struct omitted {
+    uint64_t nodes, bytes, count;
+};
+
+static void print_omitted(FILE *out, const struct omitted *m, unsigned depth);
+
+static uint32_t next_node(const struct trk_ctree *t, const struct omitted *om, FILE *out,
+                          uint32_t n, unsigned *depth)
 {
     if (t->nodes[n].first_child) {
         ++*depth;
         return t->nodes[n].first_child;
     }
     while (n && !t->nodes[n].next_sibling) {
+        /* Leaving the last shown child of a parent: what the limit left
+         * out of that parent goes here, at the children's depth. */
         n = t->nodes[n].parent;
+        if (om[n].nodes)
+            print_omitted(out, &om[n], *depth);
         --*depth;
     }
     return n ? t->nodes[n].next_sibling : 0;
@@ -79,8 +92,50 @@ static bool at_script_end(const struct trk_report_set *s)
     return false;
 }
 
-static void print_text(FILE *out, const struct trk_ctree *t, enum trk_select sel, double threshold,
-                       bool script_end)
+/* Keeps the first limit children of every node (they are sorted largest
+ * first) and records what the rest held in om[parent]: a long run has
+ * thousands of call sites under one frame, and the output must not grow
+ * with the capture. Returns the omitted figures per node, or NULL when
+ * memory ran out; limit 0 keeps every child (calloc'd all the same). */
+static struct omitted *limit_children(struct trk_ctree *t, size_t limit)
+{
+    struct omitted *om = calloc(t->nnodes ? t->nnodes : 1, sizeof(*om));
+    if (!om || !limit)
+        return om;
+    for (size_t p = 0; p < t->nnodes; p++) {
+        size_t k = 0;
+        uint32_t last = 0;
+        for (uint32_t c = t->nodes[p].first_child; c; c = t->nodes[c].next_sibling, k++) {
+            if (k < limit) {
+                last = c;
+                continue;
+            }
+            om[p].nodes++;
+            om[p].bytes += t->nodes[c].total_bytes;
+            om[p].count += t->nodes[c].total_count;
+        }
+        if (om[p].nodes)
+            t->nodes[last].next_sibling = 0;
+    }
+    return om;
+}
+
+static void print_omitted(FILE *out, const struct omitted *m, unsigned depth)
+{
+    char a[32], b[32];
+    fprintf(out, "%10s %7s %10s %12s  ", "", "", "", "");
+    unsigned ind = depth < INDENT_CAP ? depth : INDENT_CAP;
+    for (unsigned i = 0; i < ind; i++)
+        fputs("  ", out);
+    fprintf(out,
+            "... %" PRIu64 " more line%s, %s bytes in %s allocation%s not shown "
+            "(-n N shows more, -n 0 all)\n",
+            m->nodes, m->nodes == 1 ? "" : "s", trk_rfmt_grouped(m->bytes, a, sizeof(a)),
+            trk_rfmt_grouped(m->count, b, sizeof(b)), m->count == 1 ? "" : "s");
+}
+
+static void print_text(FILE *out, const struct trk_ctree *t, const struct omitted *om,
+                       enum trk_select sel, double threshold, bool script_end)
 {
     char a[32], b[32], c[32], name[300];
     const struct trk_ctree_node *root = &t->nodes[0];
@@ -99,7 +154,7 @@ static void print_text(FILE *out, const struct trk_ctree *t, enum trk_select sel
     fprintf(out, "%10s %7s %10s %12s  %s\n", "total", "%", "self", "allocations", "location");
     double whole = root->total_bytes ? (double)root->total_bytes : 1;
     unsigned depth = 0;
-    for (uint32_t n = root->first_child; n; n = next_node(t, n, &depth)) {
+    for (uint32_t n = root->first_child; n; n = next_node(t, om, out, n, &depth)) {
         const struct trk_ctree_node *x = &t->nodes[n];
         const struct trk_location *l = &t->locs[x->loc];
         /* Pruning can merge nothing-at-all (an empty process) into [other]:
@@ -144,8 +199,19 @@ static void json_node_fields(struct trk_rjson *j, const struct trk_ctree *t, uin
     trk_rjson_u64(j, "total_count", x->total_count);
 }
 
-static void print_json(FILE *out, const struct trk_ctree *t, enum trk_select sel, bool inverted,
-                       bool script_end)
+static void json_omitted(struct trk_rjson *j, const struct omitted *m)
+{
+    if (!m->nodes)
+        return;
+    trk_rjson_begin_object(j, "omitted");
+    trk_rjson_u64(j, "nodes", m->nodes);
+    trk_rjson_u64(j, "total_bytes", m->bytes);
+    trk_rjson_u64(j, "total_count", m->count);
+    trk_rjson_end_object(j);
+}
+
+static void print_json(FILE *out, const struct trk_ctree *t, const struct omitted *om,
+                       enum trk_select sel, bool inverted, bool script_end)
 {
     struct trk_rjson j;
     const struct trk_ctree_node *root = &t->nodes[0];
@@ -170,6 +236,7 @@ static void print_json(FILE *out, const struct trk_ctree *t, enum trk_select sel
         }
         while (n) {
             trk_rjson_end_array(&j);
+            json_omitted(&j, &om[n]);
             trk_rjson_end_object(&j);
             if (t->nodes[n].next_sibling) {
                 n = t->nodes[n].next_sibling;
@@ -179,6 +246,7 @@ static void print_json(FILE *out, const struct trk_ctree *t, enum trk_select sel
         }
     }
     trk_rjson_end_array(&j);
+    json_omitted(&j, &om[0]);
     trk_rjson_end_object(&j);
     trk_rjson_finish(&j);
 }
@@ -211,15 +279,22 @@ int trk_report_tree(const struct trk_report_set *s, const struct trk_report_opts
     trk_ctree_finish(&t);
     if (to->threshold_pct > 0)
         trk_ctree_prune(&t, to->threshold_pct / 100.0);
+    struct omitted *om = limit_children(&t, to->max_children);
+    if (!om) {
+        trk_ctree_free(&t);
+        snprintf(err, errlen, "tree: out of memory");
+        return -1;
+    }
     if (o->json) {
-        print_json(out, &t, to->select, to->inverted, at_script_end(s));
+        print_json(out, &t, om, to->select, to->inverted, at_script_end(s));
     } else {
         trk_rprint_headers(out, s, o);
         trk_rprint_torch_note(out, &s, 1);
         if (to->select == TRK_SEL_LEAKS)
             trk_rprint_leaks_note(out, &s, 1);
-        print_text(out, &t, to->select, to->threshold_pct, at_script_end(s));
+        print_text(out, &t, om, to->select, to->threshold_pct, at_script_end(s));
     }
+    free(om);
     trk_ctree_free(&t);
     return 0;
 }

@@ -102,7 +102,7 @@ def check_leak_sites(env, out, code_file, python=SYS_PY, ext=True, objects=False
     (objects=True), the object and its buffer come from the same Python
     line and merge into one group unless --python-internals keeps the
     interpreter's frames that tell them apart."""
-    leaks = report(env, "leaks", (["--python-internals"] if objects else []) + [out])
+    leaks = report(env, "leaks", ["-n", "0"] + (["--python-internals"] if objects else []) + [out])
     ctx = "\nleak groups:\n" + all_leaks_text(leaks)
     checks = []
     want = [("make_bytearray", "ba_alloc", "main_ba", BA_KEEP + 1),
@@ -125,7 +125,7 @@ def check_leak_sites(env, out, code_file, python=SYS_PY, ext=True, objects=False
                     "%s's Python callers:\n      %s" % (function, show(st)))]
     if ext:
         if objects:  # the hybrid check is about the default view
-            leaks = report(env, "leaks", [out])
+            leaks = report(env, "leaks", ["-n", "0", out])
         # (With objects recorded, the capsule alloc_block creates is a
         # group of its own there too.)
         g = [x for x in leaks if x["stack"] and x["stack"][0]["function"] == "alloc_block"
@@ -188,7 +188,7 @@ def test_code_mode(env):
     eq_all([(r["file"], "<string>", "-c code's file"),
             (r["total_bytes"], BA_KEEP + 1 + 8 * LIST_KEEP + METHOD_KEEP + 1 + EXT_KEEP,
              "-c code's line 7 holds every kept block at the peak")])
-    leaks = report(env, "leaks", [out])
+    leaks = report(env, "leaks", ["-n", "0", out])
     g = py_at(leaks, "make_bytearray", M["ba_alloc"])
     eq(len(g), 1, "-c: bytearray leak groups")
     check(find_frame(g[0]["stack"], "<module>", 7, "<string>") is not None,
@@ -219,7 +219,7 @@ def test_python_only(env):
     so each Python line is where its blocks are allocated (own bytes)."""
     need_python()
     out, v = run_sites(env, ["--python-only"] + sites_script_args())
-    leaks = report(env, "leaks", [out])
+    leaks = report(env, "leaks", ["-n", "0", out])
     native = [(g["bytes"], show(g["stack"])) for g in leaks
               if any(is_python(f) for f in g["stack"])
               and any(not is_python(f) for f in g["stack"])]
@@ -265,8 +265,8 @@ def test_python_internals(env):
                 and os.path.realpath(f.get("module") or "") == interp]
 
     out, v = run_sites(env, sites_script_args())
-    plain = report(env, "leaks", [out])
-    full = report(env, "leaks", ["--python-internals", out])
+    plain = report(env, "leaks", ["-n", "0", out])
+    full = report(env, "leaks", ["-n", "0", "--python-internals", out])
     for function, m in (("make_bytearray", "ba_alloc"), ("alloc_block", None)):
         if m is None:
             a = [g for g in plain if g["stack"][0]["function"] == "alloc_block"]
@@ -318,7 +318,7 @@ def test_python_allocators(env):
     133 bytes (sys.getsizeof) at its line; bytes(100) one PyObject_Calloc."""
     need_python()
     out, v = run_sites(env, ["--python-allocators"] + sites_script_args())
-    check_small(small_groups(report(env, "leaks", ["--python-internals", out])),
+    check_small(small_groups(report(env, "leaks", ["-n", "0", "--python-internals", out])),
                 "--python-allocators")
     by = env.stats(out).get("by_allocator", {})
     for kind, field in (("pymalloc", "allocations"), ("pycalloc", "allocations"),
@@ -344,7 +344,7 @@ def test_python_allocators(env):
     # Without the option the small objects live inside pymalloc's arenas: no
     # event of their own.
     out, _ = run_sites(env, sites_script_args())
-    sg = small_groups(report(env, "leaks", [out]))
+    sg = small_groups(report(env, "leaks", ["-n", "0", out]))
     eq_all([((SMALL + 33, 1) in sg[k], False, "%s without --python-allocators: %s" % (k, sg[k]))
             for k in sg])
     by = env.stats(out).get("by_allocator", {})
@@ -356,14 +356,14 @@ def test_pythonmalloc_malloc(env):
     at their lines without --python-allocators."""
     need_python()
     out, v = run_sites(env, sites_script_args(), extra_env={"PYTHONMALLOC": "malloc"})
-    check_small(small_groups(report(env, "leaks", ["--python-internals", out])),
+    check_small(small_groups(report(env, "leaks", ["-n", "0", "--python-internals", out])),
                 "PYTHONMALLOC=malloc")
     check_leak_sites(env, out, v["code_file"], objects=True)
     # Honoured with --python-allocators as well: pymalloc is not in use, the
     # objects still come back at their lines with their sizes.
     out, v = run_sites(env, ["--python-allocators"] + sites_script_args(),
                        extra_env={"PYTHONMALLOC": "malloc"})
-    check_small(small_groups(report(env, "leaks", ["--python-internals", out])),
+    check_small(small_groups(report(env, "leaks", ["-n", "0", "--python-internals", out])),
                 "PYTHONMALLOC=malloc --python-allocators")
     check_leak_sites(env, out, v["code_file"], objects=True)
 
@@ -376,7 +376,7 @@ ROUNDS, A_SIZE, B_ITEMS = 20, 330000, 40000
 def check_threads(env, python):
     f = fixture("threads_named.py")
     _, out, _ = pyrun(env, ["--python", python, f])
-    leaks = report(env, "leaks", [out])
+    leaks = report(env, "leaks", ["-n", "0", out])
     ctx = "\n" + all_leaks_text(leaks)
     a = py_at(leaks, "work_a", marker(f, "thread_a_alloc"))
     b = py_at(leaks, "work_b", marker(f, "thread_b_alloc"))
@@ -412,7 +412,7 @@ def check_embedded(env, python):
     out = env.out_path()
     cp, out, v = env.run([exe, f], out=out, timeout=120)
     eq(v.get("embedded"), "ok", "embedding program finished")
-    leaks = report(env, "leaks", [out])
+    leaks = report(env, "leaks", ["-n", "0", out])
     ctx = "\n" + all_leaks_text(leaks)
     inner = py_at(leaks, "inner", marker(f, "embed_inner"))
     by_caller = {}

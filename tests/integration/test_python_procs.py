@@ -64,7 +64,7 @@ def run_pool(env, method):
     # code) ends before its interpreter's teardown frees KEPT.
     n = 0
     for c in per:
-        for g in py_at(report(env, "leaks", [c]), "work", line):
+        for g in py_at(report(env, "leaks", ["-n", "0", c]), "work", line):
             eq(g["bytes"], g["count"] * (SIZE + 1), "%s: %s: leaked work() blocks" % (method, c))
             n += g["count"]
     eq(n, TASKS, "%s: leaked work() blocks over the workers" % method)
@@ -107,7 +107,7 @@ def test_subprocess_child(env):
     eq_all([(r["file"], child, "child_work file"),
             (r["total_bytes"], 3100000 + 1, "child_work bytes at the child's peak")])
     # The child's block is kept to the end of its script: a leak there.
-    leaks = report(env, "leaks", [c])
+    leaks = report(env, "leaks", ["-n", "0", c])
     g = py_at(leaks, "child_work", cline)
     eq([(x["bytes"], x["count"]) for x in g], [(3100000 + 1, 1)],
        "child_work leaks\n" + all_leaks_text(leaks))

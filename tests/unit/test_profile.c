@@ -687,11 +687,64 @@ static void test_random_matches_stats(void **state)
     tc_free_all(&c);
 }
 
+/* Heap and mappings peak at different times (issue 10 section 4): heap
+ * 10000 at t=20 (with 1 page mapped), mapped 3 pages at t=40 (heap 0).
+ * Their sum peaked at t=20 with 10000 + PG(1), not at heap peak + mapping
+ * peak; each site's figure at that instant is what it held then. */
+static void test_heap_mmap_peak_one_instant(void **state)
+{
+    (void)state;
+    struct tcap c;
+    tc_begin(&c);
+    unsigned t = tc_thread(&c, 100, 0);
+    tc_stacks(&c, t, 3);
+    tc_at(&c, 10);
+    tc_mmap(&c, t, X, PG(1), 2, 0); /* mapped 1 page */
+    tc_at(&c, 20);
+    tc_alloc(&c, t, 0x1000, 10000, 1); /* heap 10000: heap peak, and the sum's */
+    tc_at(&c, 30);
+    tc_free(&c, t, 0x1000);
+    tc_at(&c, 40);
+    tc_mmap(&c, t, X + PG(10), PG(2), 3, 0); /* mapped 3 pages: mapping peak */
+    tc_at(&c, 50);
+    tc_munmap(&c, t, X + PG(10), PG(2));
+    tc_munmap(&c, t, X, PG(1));
+    tc_at(&c, 60);
+    struct trk_profile p;
+    compute(&c, NULL, &p);
+    assert_int_equal(p.peak_bytes[TRK_SPACE_HEAP], 10000);
+    assert_int_equal(p.peak_t_ns[TRK_SPACE_HEAP], 20);
+    assert_int_equal(p.peak_bytes[TRK_SPACE_MMAP], PG(3));
+    assert_int_equal(p.peak_t_ns[TRK_SPACE_MMAP], 40);
+    /* One instant of heap + mappings: 10000 + PG(1) = 14096 at t=20, where
+     * adding the two peaks would say 10000 + PG(3) = 22288. */
+    assert_int_equal(p.peak_hm_bytes, 10000 + PG(1));
+    assert_int_equal(p.peak_hm_t_ns, 20);
+    const struct trk_site *h = heap_site(&p, 1), *m1 = mmap_site(&p, 2), *m2 = mmap_site(&p, 3);
+    assert_fig(h, peak_hm_bytes, 10000);
+    assert_fig(h, peak_hm_count, 1);
+    assert_fig(m1, peak_hm_bytes, PG(1));
+    assert_fig(m1, peak_hm_count, 1);
+    assert_fig(m2, peak_hm_bytes, 0); /* mapped after that instant */
+    assert_fig(m2, peak_hm_count, 0);
+    /* Each space's own peak figures are unchanged. */
+    assert_fig(m2, peak_bytes, PG(2));
+    assert_fig(m1, peak_bytes, PG(1));
+    assert_fig(h, peak_bytes, 10000);
+    uint64_t sum = 0;
+    for (size_t i = 0; i < p.nsites; i++)
+        sum += p.sites[i].s.peak_hm_bytes;
+    assert_int_equal(sum, p.peak_hm_bytes);
+    trk_profile_free(&p);
+    tc_free_all(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_equal_peaks_earliest),
         cmocka_unit_test(test_peak_at_end),
+        cmocka_unit_test(test_heap_mmap_peak_one_instant),
         cmocka_unit_test(test_realloc_moves_sites),
         cmocka_unit_test(test_partial_munmap),
         cmocka_unit_test(test_mremap),
