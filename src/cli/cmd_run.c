@@ -458,7 +458,7 @@ static void child_main(const struct run_opts *o, int pipe_fd)
     set_run_opt(TRK_ENV_QUIET, o->quiet);
     /* PyTorch's caching allocator asks the driver for segments, not tensors;
      * without it every tensor is its own cudaMalloc/cudaFree, so GPU events
-     * and their stacks are per tensor (slower; gpu.md §3.1). */
+     * and their stacks are per tensor (slower; docs/GPU_INTERNALS.md §8). */
     if (o->cuda_no_caching)
         setenv("PYTORCH_NO_CUDA_MEMORY_CACHING", "1", 1);
 
