@@ -6,7 +6,8 @@
 #     again; libtracker.so itself is never sanitized, it lives in other
 #     programs;
 #  3. a ThreadSanitizer build of only the unit tests that link the capture
-#     code itself (stacks: concurrent interning; writer: producers, rings
+#     code itself (intern: the lock-free table, concurrent inserts beside
+#     lock-free readers; stacks: concurrent interning; writer: producers, rings
 #     and the writer thread, every event once and in global order). The
 #     integration order stress test cannot join them: it runs the real
 #     libtracker.so inside programs, and TSan, like ASan, cannot sit under
@@ -57,7 +58,7 @@ setup build-asan --buildtype=debug -Dwerror=true -Dbench=false -Db_sanitize=addr
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     run_suite build-asan
 
-# Only the two tests are built: the rest of a TSan build would cost CI
+# Only these tests are built: the rest of a TSan build would cost CI
 # minutes and cover nothing more (libtracker.so is never sanitized).
 dir=build-tsan
 if [ -d "$dir" ]; then
@@ -65,8 +66,8 @@ if [ -d "$dir" ]; then
 else
     meson setup "$dir" --buildtype=debug -Dwerror=true -Dbench=false -Db_sanitize=thread >/dev/null || exit 1
 fi
-if ninja -C "$dir" tests/unit/test_stacks tests/unit/test_writer; then
-    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 run_suite "$dir" --no-rebuild stacks writer
+if ninja -C "$dir" tests/unit/test_intern tests/unit/test_stacks tests/unit/test_writer; then
+    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 run_suite "$dir" --no-rebuild intern stacks writer
 else
     echo "build failed: $dir"
     failed=$((failed + 1))

@@ -7,10 +7,8 @@
  * only its new edges (STACK records). Two levels make the common case cheap:
  *   1. a per-thread direct-mapped cache from a hash of the whole stack to its
  *      leaf node: one unwind + one hash + one compare for a repeated stack;
- *   2. the shared trie, an open-addressing table read without locks; only
- *      insertion of a new edge takes a spinlock.
- * Never allocates with malloc: tables come from raw mmap and old tables are
- * kept (never unmapped) because lock-free readers may still be probing them.
+ *   2. the shared trie, the intern table of intern.c: read without locks;
+ *      only insertion of a new edge takes a spinlock.
  */
 #define UNW_LOCAL_ONLY
 #include <errno.h>
@@ -20,24 +18,15 @@
 #include <string.h>
 
 #include "capture/events.h"
+#include "capture/intern.h"
 #include "capture/stacks.h"
 #include "prim/sys.h"
 
-struct trie_ent {
-    _Atomic uint64_t ip;
-    _Atomic uint32_t parent;
-    _Atomic uint32_t id; /* 0 = empty; written last, with release */
-};
-
-struct trie_tab {
-    uint64_t mask;
-    struct trie_ent e[];
-};
-
-static _Atomic(struct trie_tab *) trie;
-static uint64_t trie_count;
-static uint32_t next_id = 1;
-static _Atomic int trie_lock;
+/* The trie: (parent node, ip) -> node id, in the lock-free intern table
+ * (intern.c): the parent is the 32-bit key word, the ip the one 64-bit
+ * word, so an edge takes 16 bytes. */
+#define TRIE_WORDS 1
+static struct trk_intern trie;
 
 /* 64 KiB to start: a small program's whole trie. It doubles at half full,
  * and the tables it outgrows stay mapped (readers may still be in them), so
@@ -45,137 +34,42 @@ static _Atomic int trie_lock;
  * at 1 MiB reserved that much in every process, small or not. */
 #define TRIE_INITIAL (1u << 12)
 
-static void lock_trie(void)
-{
-    trk_spin_lock(&trie_lock);
-}
-
-static void unlock_trie(void)
-{
-    trk_spin_unlock(&trie_lock);
-}
-
-static inline uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
-}
-
-static inline uint64_t edge_hash(uint32_t parent, uint64_t ip)
-{
-    return mix64(ip * 0x9E3779B97F4A7C15ULL ^ parent);
-}
-
-static struct trie_tab *trie_alloc(uint64_t slots)
-{
-    struct trie_tab *t = trk_sys_mmap(sizeof(struct trie_tab) + slots * sizeof(struct trie_ent));
-    if (t)
-        t->mask = slots - 1;
-    return t;
-}
-
 int trk_stacks_init(void)
 {
-    struct trie_tab *t = trie_alloc(TRIE_INITIAL);
-    if (!t)
+    if (trk_intern_reset(&trie, TRIE_WORDS, TRIE_INITIAL))
         return -1;
-    atomic_store(&trie, t);
-    trie_count = 0;
-    next_id = 1;
     unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
     return 0;
 }
 
-static uint32_t trie_find(struct trie_tab *tab, uint32_t parent, uint64_t ip, uint64_t *slot)
-{
-    for (uint64_t i = edge_hash(parent, ip) & tab->mask;; i = (i + 1) & tab->mask) {
-        uint32_t id = atomic_load_explicit(&tab->e[i].id, memory_order_acquire);
-        if (id == 0) {
-            *slot = i;
-            return 0;
-        }
-        if (atomic_load_explicit(&tab->e[i].ip, memory_order_relaxed) == ip &&
-            atomic_load_explicit(&tab->e[i].parent, memory_order_relaxed) == parent)
-            return id;
-    }
-}
-
-static void trie_put(struct trie_tab *tab, uint64_t slot, uint32_t parent, uint64_t ip, uint32_t id)
-{
-    atomic_store_explicit(&tab->e[slot].ip, ip, memory_order_relaxed);
-    atomic_store_explicit(&tab->e[slot].parent, parent, memory_order_relaxed);
-    atomic_store_explicit(&tab->e[slot].id, id, memory_order_release);
-}
-
-/* pre: trie_lock held. Doubles the table; readers holding the old pointer
- * keep working and fall into the locked path for anything newer. */
-static struct trie_tab *trie_grow(struct trie_tab *old)
-{
-    struct trie_tab *n = trie_alloc((old->mask + 1) * 2);
-    if (!n)
-        return NULL;
-    for (uint64_t i = 0; i <= old->mask; i++) {
-        uint32_t id = atomic_load_explicit(&old->e[i].id, memory_order_relaxed);
-        if (!id)
-            continue;
-        uint64_t ip = atomic_load_explicit(&old->e[i].ip, memory_order_relaxed);
-        uint32_t parent = atomic_load_explicit(&old->e[i].parent, memory_order_relaxed);
-        uint64_t slot;
-        trie_find(n, parent, ip, &slot);
-        trie_put(n, slot, parent, ip, id);
-    }
-    atomic_store_explicit(&trie, n, memory_order_release);
-    return n;
-}
+struct node_ctx {
+    struct trk_thread *t;
+    uint32_t parent;
+    uint64_t ip;
+};
 
 /* Emits the STACK record and commits it before the node becomes visible to
  * other threads: a thread that finds the node and then takes a seq is thereby
  * ordered after this commit, so the writer's watermark covers the definition
  * whenever it covers a use (docs/FORMAT.md §3). */
-static int emit_node(struct trk_thread *t, uint32_t id, uint32_t parent, uint64_t ip)
+static int emit_node(void *ctx, uint32_t id)
 {
+    struct node_ctx *c = ctx;
     uint8_t buf[TRK_REC_MAX];
-    uint8_t *e = trk_enc_stack(buf, &t->enc, id, parent, ip);
-    if (trk_ring_put(t, buf, (size_t)(e - buf)))
+    uint8_t *e = trk_enc_stack(buf, &c->t->enc, id, c->parent, c->ip);
+    if (trk_ring_put(c->t, buf, (size_t)(e - buf)))
         return -1;
-    trk_commit(t);
+    trk_commit(c->t);
     return 0;
 }
 
-static uint32_t trie_get(struct trk_thread *t, uint32_t parent, uint64_t ip)
+static inline uint32_t trie_get(struct trk_thread *t, uint32_t parent, uint64_t ip)
 {
-    uint64_t slot;
-    uint32_t id = trie_find(atomic_load_explicit(&trie, memory_order_acquire), parent, ip, &slot);
+    uint32_t id = trk_intern_find(&trie, TRIE_WORDS, parent, &ip);
     if (TRK_LIKELY(id))
         return id;
-
-    lock_trie();
-    struct trie_tab *tab = atomic_load_explicit(&trie, memory_order_relaxed);
-    id = trie_find(tab, parent, ip, &slot);
-    if (!id) {
-        if ((trie_count + 1) * 2 > tab->mask + 1) {
-            tab = trie_grow(tab);
-            if (!tab) {
-                unlock_trie();
-                return 0;
-            }
-            trie_find(tab, parent, ip, &slot);
-        }
-        id = next_id;
-        if (emit_node(t, id, parent, ip) == 0) {
-            next_id++;
-            trie_count++;
-            trie_put(tab, slot, parent, ip, id);
-        } else {
-            id = 0;
-        }
-    }
-    unlock_trie();
-    return id;
+    struct node_ctx c = {t, parent, ip};
+    return trk_intern_add(&trie, parent, &ip, emit_node, &c);
 }
 
 /* Two independent multiply-xor lanes keep the dependency chain short: this
@@ -194,7 +88,7 @@ static inline uint64_t stack_hash(const uintptr_t *ips, int n)
     }
     if (i < n)
         a = (a ^ ips[i]) * k1;
-    return mix64(a ^ (b + 0x632BE59BD9B4E019ULL)) | 1; /* never 0: zeroed entries never match */
+    return trk_mix64(a ^ (b + 0x632BE59BD9B4E019ULL)) | 1; /* never 0: zeroed entries never match */
 }
 
 uint32_t trk_stack_intern(struct trk_thread *t, const uintptr_t *ips, int n)
@@ -350,25 +244,18 @@ void trk_dl_resume(void)
 
 void trk_stacks_fork_prepare(void)
 {
-    lock_trie();
+    trk_intern_lock(&trie);
 }
 
 void trk_stacks_fork_parent(void)
 {
-    unlock_trie();
+    trk_intern_unlock(&trie);
 }
 
 /* The child writes a new file, so node ids must start over there: give it a
  * fresh table (the parent's stays mapped copy-on-write and unused). */
 void trk_stacks_fork_child(void)
 {
-    struct trie_tab *t = trie_alloc(TRIE_INITIAL);
-    if (t) {
-        atomic_store(&trie, t);
-        trie_count = 0;
-        next_id = 1;
-    }
-    atomic_store(&trie_lock, 0);
-    if (!t)
+    if (trk_intern_reset(&trie, TRIE_WORDS, TRIE_INITIAL))
         atomic_store(&trk_active, 0);
 }

@@ -25,8 +25,7 @@ struct hdr {
     char cmd[160];
 };
 
-/* python, python3, python3.11 (the executable's file name). */
-static bool python_exe(const char *path)
+bool trk_cli_python_name(const char *path)
 {
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
@@ -50,9 +49,9 @@ static bool read_hdr(const char *path, struct hdr *h)
         .session = in->session,
         .clock_base = in->clock_base,
         .forked = in->fork_parent[0] != '\0',
-        .python = python_exe(in->exe[0] ? in->exe
-                             : in->argc ? in->argv[0]
-                                        : ""),
+        .python = trk_cli_python_name(in->exe[0] ? in->exe
+                                      : in->argc ? in->argv[0]
+                                                 : ""),
     };
     size_t len = 0;
     for (int i = 0; i < in->argc && len + 4 < sizeof(h->cmd); i++) {

@@ -211,6 +211,9 @@ void trk_list_captures(const char *root, uint64_t session, FILE *f);
  * (when not NULL) one line when it followed, and one naming the rest of
  * the capture set and which captures hold a Python interpreter. */
 char *trk_cli_follow_capture(const char *path, bool all, FILE *notes);
+/* python, python3, python3.11: a file name (any directory) that names a
+ * Python interpreter (capture_chain.c; run and the reports both ask). */
+bool trk_cli_python_name(const char *path);
 
 /* Progress bar of long reads and once-only warnings, on stderr (progress.c).
  * The bar shows only when stderr is a terminal. */

@@ -229,19 +229,6 @@ static int resolve_program(struct run_opts *o)
 
 /* ---- The interpreter ----------------------------------------------------------- */
 
-/* python, python3, python3.11: a name the user means as "the interpreter". */
-static bool python_name(const char *path)
-{
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    if (strncmp(base, "python", 6) != 0)
-        return false;
-    for (const char *s = base + 6; *s; s++)
-        if ((*s < '0' || *s > '9') && *s != '.')
-            return false;
-    return true;
-}
-
 #define PROBE_MARK "tracker-python:"
 
 /* Runs the interpreter candidate untraced once and asks it for
@@ -315,7 +302,7 @@ static int probe_python(const char *path, char *exe, size_t len)
 static int resolve_python(struct run_opts *o)
 {
     bool ours = o->py_argv != NULL;
-    if (!ours && !python_name(o->prog_argv[0]))
+    if (!ours && !trk_cli_python_name(o->prog_argv[0]))
         return 0;
     char exe[PATH_MAX];
     if (probe_python(o->prog_path, exe, sizeof(exe)) < 0) {

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "capture/hook.h"
 #include "preload/preload.h"
 
 enum cxx_fn {
@@ -273,9 +274,7 @@ TRK_HOOK_INLINE void delete_common(enum cxx_fn i, unsigned kind, void *p, size_t
         return;
     struct trk_thread *t = trk_enter();
     if (t) {
-        int saved = errno;
-        trk_ev_free(t, kind, p);
-        errno = saved;
+        trk_hook_free(t, kind, p);
         trk_guard_set(TRK_GUARD_INTERNAL);
     }
     call_delete(i, p, size, align, nt);

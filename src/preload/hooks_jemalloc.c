@@ -16,6 +16,7 @@
 
 #include <jemalloc/jemalloc.h>
 
+#include "capture/hook.h"
 #include "preload/preload.h"
 
 #define LG_ALIGN_MASK 0x3f
@@ -51,13 +52,7 @@ TRK_EXPORT void *mallocx(size_t size, int flags)
     struct trk_thread *t = trk_enter();
     if (!t)
         return trk_real.mallocx(size, flags);
-    void *p = trk_real.mallocx(size, flags);
-    int saved = errno;
-    if (p)
-        trk_ev_alloc(t, TRK_ALLOC_MALLOCX, p, size, trk_stack(t));
-    trk_leave();
-    errno = saved;
-    return p;
+    return trk_hook_alloc_end(t, TRK_ALLOC_MALLOCX, trk_real.mallocx(size, flags), size);
 }
 
 TRK_EXPORT void *rallocx(void *p, size_t size, int flags)
@@ -111,11 +106,8 @@ TRK_HOOK_INLINE void release(unsigned kind, void *p, size_t size, int flags)
     if (!p)
         return;
     struct trk_thread *t = trk_enter();
-    if (t) {
-        int saved = errno;
-        trk_ev_free(t, kind, p);
-        errno = saved;
-    }
+    if (t)
+        trk_hook_free(t, kind, p);
     if (kind == TRK_ALLOC_SDALLOCX && HAVE(sdallocx))
         trk_real.sdallocx(p, size, flags);
     else if (kind == TRK_ALLOC_DALLOCX && HAVE(dallocx))

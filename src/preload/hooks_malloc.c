@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/hook.h"
 #include "preload/preload.h"
 
 #define ENSURE(fn)                                                                                 \
@@ -41,12 +42,7 @@
             return q;                                                                              \
         }                                                                                          \
         void *p = call;                                                                            \
-        int saved = errno;                                                                         \
-        if (p)                                                                                     \
-            trk_ev_alloc(t, kind, p, size_expr, trk_stack(t));                                     \
-        trk_leave();                                                                               \
-        errno = saved;                                                                             \
-        return p;                                                                                  \
+        return trk_hook_alloc_end(t, kind, p, size_expr);                                          \
     } while (0)
 
 TRK_EXPORT void *malloc(size_t n)
@@ -78,11 +74,9 @@ TRK_HOOK_INLINE void free_common(unsigned kind, void *p, void (*release)(void *,
     if (TRK_UNLIKELY(!trk_real.free))
         return;
     struct trk_thread *t = trk_enter();
-    if (t) {
-        int saved = errno;
-        trk_ev_free(t, kind, p);
-        errno = saved;
-    } else if (trk_nested_here()) {
+    if (t)
+        trk_hook_free(t, kind, p);
+    else if (trk_nested_here()) {
         trk_nested_put(TRK_NEV_FREE, kind, (uintptr_t)p, 0, TRK_RA());
     }
     if (release)

@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 
+#include "capture/hook.h"
 #include "python/py_capi.h"
 
 static struct trk_py_memalloc orig_mem, orig_obj;
@@ -36,12 +37,7 @@ static void *w_malloc(void *ctx, size_t n)
     inner();
     void *p = o->malloc(o->ctx, n);
     outer();
-    int saved = errno;
-    if (p)
-        trk_ev_alloc(t, TRK_ALLOC_PYMALLOC, p, n, trk_stack(t));
-    trk_leave();
-    errno = saved;
-    return p;
+    return trk_hook_alloc_end(t, TRK_ALLOC_PYMALLOC, p, n);
 }
 
 static void *w_calloc(void *ctx, size_t n, size_t size)
@@ -53,12 +49,7 @@ static void *w_calloc(void *ctx, size_t n, size_t size)
     inner();
     void *p = o->calloc(o->ctx, n, size);
     outer();
-    int saved = errno;
-    if (p)
-        trk_ev_alloc(t, TRK_ALLOC_PYCALLOC, p, n * size, trk_stack(t));
-    trk_leave();
-    errno = saved;
-    return p;
+    return trk_hook_alloc_end(t, TRK_ALLOC_PYCALLOC, p, n * size);
 }
 
 /* pymalloc's realloc(p, 0) keeps a (minimal) block, unlike libc's. */

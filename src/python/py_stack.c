@@ -16,6 +16,7 @@
 #include <sched.h>
 #include <string.h>
 
+#include "capture/intern.h"
 #include "python/py_capi.h"
 
 /* ---- Layouts --------------------------------------------------------------- */
@@ -146,143 +147,57 @@ size_t trk_py_str(const PyObject *s, char *out, size_t cap)
 
 /* ---- Code objects -> ids -------------------------------------------------------
  *
- * A process-wide open-addressing table, read without locks and written under
- * a spinlock, like the stack trie: a code object gets an id the first time
- * one of its frames encloses an allocation, and its PY_CODE record is
- * committed before the id becomes visible (the trie's rule). The key is the
- * object's address plus its line table's and name's: a code object freed and
- * another allocated at the same address is then a different key, so a stale
- * entry can never lend its name to a new function. Tables are never freed
- * (readers may still probe an old one).
+ * The intern table of capture/intern.c, like the stack trie: a code object gets an id the first
+ * time one of its frames encloses an allocation, and its PY_CODE record is committed before the id
+ * becomes visible (the trie's rule). The key is the object's address plus its line table's and
+ * name's: a code object freed and another allocated at the same address is then a different key, so
+ * a stale entry can never lend its name to a new function. Tables are never freed (readers may
+ * still probe an old one).
  */
-struct code_ent {
-    _Atomic(const void *) code;
-    const void *linetable;
-    const void *name;
-    _Atomic uint32_t id; /* 0 = empty; written last */
-};
-
-struct code_tab {
-    uint64_t mask;
-    struct code_ent e[];
-};
-
-static _Atomic(struct code_tab *) codes;
-static uint64_t codes_count;
-static uint32_t codes_next = 1;
-static _Atomic int codes_lock;
+#define CODE_WORDS 3
+static struct trk_intern codes;
 static _Atomic uint32_t py_epoch = 1;
 
-static inline uint64_t code_hash(const void *c, const void *lt)
-{
-    uint64_t x = (uint64_t)(uintptr_t)c ^ ((uint64_t)(uintptr_t)lt << 17);
-    x ^= x >> 31;
-    x *= 0x9E3779B97F4A7C15ULL;
-    return x ^ (x >> 29);
-}
+/* pre: the table's lock held (emit runs under it), which also guards the
+ * static buffers (a hook's stack is the program's, so 4 KiB of it is better
+ * not taken). */
+struct code_ctx {
+    struct trk_thread *t;
+    const PyObject *code;
+};
 
-static struct code_tab *codes_alloc(uint64_t slots)
-{
-    struct code_tab *t = trk_sys_mmap(sizeof(struct code_tab) + slots * sizeof(struct code_ent));
-    if (t)
-        t->mask = slots - 1;
-    return t;
-}
-
-static uint32_t codes_find(struct code_tab *tab, const void *c, const void *lt, const void *name,
-                           uint64_t *slot)
-{
-    for (uint64_t i = code_hash(c, lt) & tab->mask;; i = (i + 1) & tab->mask) {
-        uint32_t id = atomic_load_explicit(&tab->e[i].id, memory_order_acquire);
-        if (id == 0) {
-            *slot = i;
-            return 0;
-        }
-        if (atomic_load_explicit(&tab->e[i].code, memory_order_relaxed) == c &&
-            tab->e[i].linetable == lt && tab->e[i].name == name)
-            return id;
-    }
-}
-
-static void codes_put(struct code_tab *tab, uint64_t slot, const void *c, const void *lt,
-                      const void *name, uint32_t id)
-{
-    atomic_store_explicit(&tab->e[slot].code, c, memory_order_relaxed);
-    tab->e[slot].linetable = lt;
-    tab->e[slot].name = name;
-    atomic_store_explicit(&tab->e[slot].id, id, memory_order_release);
-}
-
-/* pre: codes_lock held, which also guards the static buffers (a hook's
- * stack is the program's, so 4 KiB of it is better not taken). */
-static int emit_code(struct trk_thread *t, uint32_t id, const PyObject *code)
+static int emit_code(void *ctx, uint32_t id)
 {
     static char name[TRK_PY_STR_MAX], file[TRK_PY_STR_MAX];
     static uint8_t rec[TRK_REC_PY_MAX];
+    struct code_ctx *c = ctx;
+    const PyObject *code = c->code;
     const PyObject *qn = trk_pylay.co_qualname >= 0 ? LOAD_PTR(code, trk_pylay.co_qualname)
                                                     : LOAD_PTR(code, trk_pylay.co_name);
     size_t nl = trk_py_str(qn, name, sizeof(name));
     size_t fl = trk_py_str(LOAD_PTR(code, trk_pylay.co_filename), file, sizeof(file));
     int first = LOAD_I32(code, trk_pylay.co_firstlineno);
     uint8_t *e = trk_enc_py_code(rec, id, first > 0 ? (uint64_t)first : 0, name, nl, file, fl);
-    if (trk_ring_put(t, rec, (size_t)(e - rec)))
+    if (trk_ring_put(c->t, rec, (size_t)(e - rec)))
         return -1;
-    trk_commit(t);
+    trk_commit(c->t);
     return 0;
 }
 
 static uint32_t code_id(struct trk_thread *t, const PyObject *code)
 {
-    const void *lt = LOAD_PTR(code, trk_pylay.co_linetable);
-    const void *name = LOAD_PTR(code, trk_pylay.co_name);
-    uint64_t slot;
-    struct code_tab *tab = atomic_load_explicit(&codes, memory_order_acquire);
-    if (!tab)
-        return 0;
-    uint32_t id = codes_find(tab, code, lt, name, &slot);
-    if (TRK_LIKELY(id))
-        return id;
-    trk_spin_lock(&codes_lock);
-    tab = atomic_load_explicit(&codes, memory_order_relaxed);
-    id = codes_find(tab, code, lt, name, &slot);
-    if (!id) {
-        if ((codes_count + 1) * 2 > tab->mask + 1) {
-            struct code_tab *n = codes_alloc((tab->mask + 1) * 2);
-            if (!n) {
-                trk_spin_unlock(&codes_lock);
-                return 0;
-            }
-            for (uint64_t i = 0; i <= tab->mask; i++) {
-                uint32_t oid = atomic_load_explicit(&tab->e[i].id, memory_order_relaxed);
-                if (!oid)
-                    continue;
-                const void *oc = atomic_load_explicit(&tab->e[i].code, memory_order_relaxed);
-                uint64_t s;
-                codes_find(n, oc, tab->e[i].linetable, tab->e[i].name, &s);
-                codes_put(n, s, oc, tab->e[i].linetable, tab->e[i].name, oid);
-            }
-            atomic_store_explicit(&codes, n, memory_order_release);
-            tab = n;
-            codes_find(tab, code, lt, name, &slot);
-        }
-        if (emit_code(t, codes_next, code) == 0) {
-            id = codes_next++;
-            codes_count++;
-            codes_put(tab, slot, code, lt, name, id);
-        }
-    }
-    trk_spin_unlock(&codes_lock);
-    return id;
+    const uint64_t k[CODE_WORDS] = {
+        (uint64_t)(uintptr_t)code,
+        (uint64_t)(uintptr_t)LOAD_PTR(code, trk_pylay.co_linetable),
+        (uint64_t)(uintptr_t)LOAD_PTR(code, trk_pylay.co_name),
+    };
+    struct code_ctx c = {t, code};
+    return trk_intern_get(&codes, CODE_WORDS, 0, k, emit_code, &c);
 }
 
 void trk_py_codes_reset(void)
 {
-    struct code_tab *t = codes_alloc(1u << 12);
-    if (t)
-        atomic_store(&codes, t);
-    codes_count = 0;
-    codes_next = 1;
-    atomic_store(&codes_lock, 0);
+    trk_intern_reset(&codes, CODE_WORDS, 1u << 12);
     atomic_fetch_add(&py_epoch, 1);
 }
 

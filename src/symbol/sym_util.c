@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
 #include "symbol/sym_util.h"
 
 /* The Itanium C++ ABI demangler from libstdc++ (cxxabi.h is C++ only).
@@ -60,12 +61,7 @@ void trk_sym_arena_free(struct trk_sym_arena *a)
 
 uint64_t trk_sym_mix64(uint64_t x)
 {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    x ^= x >> 33;
-    return x;
+    return trk_mix64(x); /* common/hash.h: the one copy of the finaliser */
 }
 
 uint64_t trk_sym_hash(const void *p, size_t len, uint64_t seed)

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * hook.h - the shared tails of the allocator hooks (src/preload's libc,
+ * C++ and jemalloc hooks, src/python's allocator wrappers): record the
+ * call, leave, and give the program back the errno its allocator set
+ * (recording may make syscalls that change it). Always inlined, so
+ * trk_stack's return address is the hook's own caller.
+ */
+#ifndef TRK_CAPTURE_HOOK_H
+#define TRK_CAPTURE_HOOK_H
+
+#include <errno.h>
+#include <stddef.h>
+
+#include "capture/events.h"
+#include "capture/stacks.h"
+
+/* Ends a hook whose allocator call returned p (NULL: it failed): records
+ * the block with the caller's stack, leaves the hook, returns p. */
+TRK_HOOK_INLINE void *trk_hook_alloc_end(struct trk_thread *t, unsigned kind, void *p, size_t size)
+{
+    int saved = errno;
+    if (p)
+        trk_ev_alloc(t, kind, p, size, trk_stack(t));
+    trk_leave();
+    errno = saved;
+    return p;
+}
+
+/* Records a free (before the block is released) with errno kept. */
+TRK_HOOK_INLINE void trk_hook_free(struct trk_thread *t, unsigned kind, const void *p)
+{
+    int saved = errno;
+    trk_ev_free(t, kind, p);
+    errno = saved;
+}
+
+#endif /* TRK_CAPTURE_HOOK_H */

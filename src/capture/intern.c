@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * intern.c - the intern table's slow path: insertion, growth, reset
+ * (intern.h has the lock-free lookup).
+ *
+ * Memory ordering. Readers take no lock; writers hold in->lock. Claim: a
+ * reader that gets id != 0 for key K got K's one id, and its emit() record
+ * was committed before; a reader that gets 0 falls to trk_intern_add, which
+ * returns K's one id. Why:
+ *   1. Slots are written once. A writer fills an empty slot's key words
+ *      (relaxed), then its id (release). No slot is ever cleared or reused:
+ *      growth copies into a new table and reset starts a new one, and old
+ *      tables are never unmapped, so a reader still probing one reads valid,
+ *      unchanging memory.
+ *   2. A reader loads a slot's id with acquire before its key words. If the
+ *      id is nonzero, the release store of that id happened-before, and so
+ *      did the key words written before it (and the emit() that preceded it
+ *      in the writer's program order): the compare sees the final key, never
+ *      a half-written one, so a nonzero id is never paired with a wrong key.
+ *   3. A table is published (in->tab, release) only after all its slots are
+ *      written; readers load it with acquire, so 2 holds for copied slots.
+ *   4. Every table stays at most half full (grow before the insert that
+ *      would pass half), and an old table is not written after growth: a
+ *      probe always meets an empty slot and ends.
+ *   5. An id 0 from a reader may be stale (an old table, or an insert not yet
+ *      visible): trk_intern_add looks again under the lock, whose acquire
+ *      orders it after every earlier insert's unlock (release), in the
+ *      current table. So each key is inserted once, ids come from one
+ *      counter under the lock, and they are dense: 1..N for N keys.
+ * All fields are atomics (the strictest of the two tables this replaced:
+ * Python's wrote its key words as plain stores, a data race in C11's terms
+ * that ThreadSanitizer would report).
+ */
+#include "capture/intern.h"
+#include "capture/thread.h"
+#include "prim/sys.h"
+
+static struct trk_intern_tab *tab_alloc(unsigned words, uint64_t slots)
+{
+    struct trk_intern_tab *t =
+        trk_sys_mmap(sizeof(struct trk_intern_tab) + slots * trk_intern_stride(words));
+    if (t)
+        t->mask = slots - 1;
+    return t;
+}
+
+static void slot_put(struct trk_intern_tab *t, unsigned words, uint64_t i, uint32_t k32,
+                     const uint64_t *k, uint32_t id)
+{
+    struct trk_intern_ent *e = trk_intern_slot(t, words, i);
+    atomic_store_explicit(&e->k32, k32, memory_order_relaxed);
+    for (unsigned w = 0; w < words; w++)
+        atomic_store_explicit(&e->k[w], k[w], memory_order_relaxed);
+    atomic_store_explicit(&e->id, id, memory_order_release);
+}
+
+/* pre: lock held. Doubles the table; readers holding the old pointer keep
+ * working and fall into the locked path for anything newer. */
+static struct trk_intern_tab *tab_grow(struct trk_intern *in, struct trk_intern_tab *old)
+{
+    unsigned words = in->words;
+    struct trk_intern_tab *n = tab_alloc(words, (old->mask + 1) * 2);
+    if (!n)
+        return NULL;
+    uint64_t k[TRK_INTERN_WORDS];
+    for (uint64_t i = 0; i <= old->mask; i++) {
+        struct trk_intern_ent *e = trk_intern_slot(old, words, i);
+        uint32_t id = atomic_load_explicit(&e->id, memory_order_relaxed);
+        if (!id)
+            continue;
+        uint32_t k32 = atomic_load_explicit(&e->k32, memory_order_relaxed);
+        for (unsigned w = 0; w < words; w++)
+            k[w] = atomic_load_explicit(&e->k[w], memory_order_relaxed);
+        uint64_t slot = 0;
+        trk_intern_probe(n, words, k32, k, &slot);
+        slot_put(n, words, slot, k32, k, id);
+    }
+    atomic_store_explicit(&in->tab, n, memory_order_release);
+    return n;
+}
+
+uint32_t trk_intern_add(struct trk_intern *in, uint32_t k32, const uint64_t *k,
+                        trk_intern_emit_fn emit, void *ctx)
+{
+    unsigned words = in->words;
+    uint64_t slot = 0;
+    trk_spin_lock(&in->lock);
+    struct trk_intern_tab *t = atomic_load_explicit(&in->tab, memory_order_relaxed);
+    uint32_t id = t ? trk_intern_probe(t, words, k32, k, &slot) : 0;
+    if (!t || id)
+        goto out;
+    if ((in->count + 1) * 2 > t->mask + 1) {
+        t = tab_grow(in, t);
+        if (!t)
+            goto out;
+        trk_intern_probe(t, words, k32, k, &slot);
+    }
+    if (emit(ctx, in->next_id) == 0) {
+        id = in->next_id++;
+        in->count++;
+        slot_put(t, words, slot, k32, k, id);
+    }
+out:
+    trk_spin_unlock(&in->lock);
+    return id;
+}
+
+int trk_intern_reset(struct trk_intern *in, unsigned words, uint64_t slots)
+{
+    struct trk_intern_tab *t = tab_alloc(words, slots);
+    if (t) {
+        in->words = words;
+        in->count = 0;
+        in->next_id = 1;
+        atomic_store_explicit(&in->tab, t, memory_order_release);
+    }
+    atomic_store(&in->lock, 0);
+    return t ? 0 : -1;
+}
+
+void trk_intern_lock(struct trk_intern *in)
+{
+    trk_spin_lock(&in->lock);
+}
+
+void trk_intern_unlock(struct trk_intern *in)
+{
+    trk_spin_unlock(&in->lock);
+}
