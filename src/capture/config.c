@@ -44,4 +44,3 @@ void trk_config_load(void)
         size *= 2;
     trk_cfg.ring_size = size;
 }
-

@@ -68,7 +68,8 @@ static int acc_reserve(struct acc **v, size_t *cap, size_t need)
     size_t old = *cap;
     if (trk_grow((void **)v, cap, need, sizeof(**v)) < 0)
         return -1;
-    memset(*v + old, 0, (*cap - old) * sizeof(**v));
+    if (*cap > old) /* need 0 leaves *v NULL: memset(NULL, 0, 0) is undefined */
+        memset(*v + old, 0, (*cap - old) * sizeof(**v));
     return 0;
 }
 
