@@ -6,20 +6,29 @@ default, so the bytes native code allocated under a Python line (here the
 _trkext extension's malloc under python/py_first.py's ext_alloc) are that
 line's own; `--native` gives the hybrid stack back (the extension's frame
 under the line). A stack with no Python frame (a native thread) keeps its
-native frames either way."""
+native frames either way. File and line show where users look: text
+reports name a file by its path below site-packages (never a bare
+__init__.py), folded lines read "func (file:line)", speedscope frames carry
+file and line, and `go tool pprof` shows Python functions (<module> too)
+with their files and lines."""
 
 import json
 import os
+import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import check, eq, eq_all, main  # noqa: E402
+from harness import Skip, check, eq, eq_all, main  # noqa: E402
 from pyutil import (SYS_PY, build_ext, fixture, is_python, marker, need_python,  # noqa: E402
                     pyrun, report, rows, show, text)
 
 EXT_KEEP = 6100000
 BA_KEEP = 5300000
 NATIVE_KEEP = 4700000
+SITE_KEEP = 3900000
+# pfsite/__init__.py, written under a site-packages directory by capture().
+PFSITE = "def grow(n):\n    return bytearray(n)\n"
+PFSITE_LINE = 2
 
 _cap = {}
 
@@ -29,9 +38,14 @@ def capture(env):
     if "out" not in _cap:
         need_python()
         ext = build_ext(env)
-        out = os.path.join(env.tmpdir("pf"), "pf.bin")
+        d = env.tmpdir("pf")
+        site = os.path.join(d, "lib", "site-packages")
+        os.makedirs(os.path.join(site, "pfsite"))
+        with open(os.path.join(site, "pfsite", "__init__.py"), "w") as fh:
+            fh.write(PFSITE)
+        out = os.path.join(d, "pf.bin")
         _, out, v = pyrun(env, ["--python", SYS_PY, fixture("py_first.py")], out=out,
-                          extra_path=[ext])
+                          extra_path=[ext, site])
         eq(v.get("ran"), 1, "py_first.py ran")
         _cap["out"] = out
     return _cap["out"]
@@ -166,7 +180,67 @@ def test_export_folded_python_only(env):
         eq(inner.startswith("alloc_block"), want,
            "innermost folded frame %s: %s" % (opts, mine[0][0][-300:]))
         if not want:
-            check(inner.startswith("ext_alloc"), "innermost is ext_alloc: %s" % inner)
+            line = marker(fixture("py_first.py"), "pf_ext")
+            eq(inner, "ext_alloc (py_first.py:%d)" % line, "innermost folded frame")
+            eq(mine[0][0].split(";")[-2], "main (py_first.py:%d)"
+               % marker(fixture("py_first.py"), "pf_main_ext"), "its caller's folded frame")
+
+
+def test_text_paths_identify_file(env):
+    """Text reports name a package's __init__.py by its path below
+    site-packages, never the bare basename."""
+    out = capture(env)
+    for cmd in ("summary", "tree"):
+        t = text(env, cmd, [out])
+        check("pfsite/__init__.py:%d" % PFSITE_LINE in t,
+              "%s names pfsite/__init__.py:%d:\n%s" % (cmd, PFSITE_LINE, t[:3000]))
+        check("(__init__.py:" not in t, "%s shows a bare __init__.py:\n%s" % (cmd, t[:3000]))
+
+
+def test_speedscope_file_line(env):
+    """speedscope frames of Python code carry their file and line."""
+    out = capture(env)
+    path = os.path.join(env.tmpdir("pf-ss"), "s.json")
+    cp = env.run_raw([env.tracker, "export", "--format", "speedscope", out, "-o", path])
+    eq(cp.returncode, 0, "export speedscope: %s" % cp.stderr.decode(errors="replace"))
+    with open(path) as fh:
+        frames = json.load(fh)["shared"]["frames"]
+    f = fixture("py_first.py")
+    got = sorted((os.path.basename(x.get("file") or ""), x.get("line"))
+                 for x in frames if x["name"] in ("ext_alloc", "make_bytearray"))
+    eq(got, sorted([("py_first.py", marker(f, "pf_ext")), ("py_first.py", marker(f, "pf_ba"))]),
+       "speedscope frames of ext_alloc and make_bytearray (file, line)")
+
+
+def go_pprof(env, *args):
+    go = shutil.which("go")
+    if not go:
+        raise Skip("go not installed (Debian: golang-go)")
+    home = env.tmpdir("gohome")
+    cp = env.run_raw([go, "tool", "pprof"] + list(args), timeout=120,
+                     env={"HOME": home, "GOCACHE": os.path.join(home, "cache"),
+                          "PPROF_BINARY_PATH": home})
+    eq(cp.returncode, 0, "go tool pprof %s: %s" % (" ".join(args),
+                                                   cp.stderr.decode(errors="replace")))
+    return cp.stdout.decode(errors="replace")
+
+
+def test_pprof_python_frames(env):
+    """`go tool pprof`: the module body is a named function (not
+    <unknown>), Python frames have their file and line, and the main binary
+    is the traced executable."""
+    out = capture(env)
+    path = os.path.join(env.tmpdir("pf-pp"), "p.pb.gz")
+    cp = env.run_raw([env.tracker, "export", "--format", "pprof", out, "-o", path])
+    eq(cp.returncode, 0, "export pprof: %s" % cp.stderr.decode(errors="replace"))
+    top = go_pprof(env, "-top", "-nodecount=100000", path)
+    check("<unknown>" not in top, "go tool pprof -top shows <unknown>:\n" + top[:3000])
+    check("py_first.<module>" in top, "the module body in -top:\n" + top[:3000])
+    f = fixture("py_first.py")
+    lines = go_pprof(env, "-top", "-lines", "-nodecount=100000", path)
+    want = "ext_alloc %s:%d" % (f, marker(f, "pf_ext"))
+    check(want in lines, "%r in go tool pprof -top -lines:\n%s" % (want, lines[:3000]))
+    check("File: python3" in top, "the main binary is the interpreter:\n" + top[:600])
 
 
 if __name__ == "__main__":

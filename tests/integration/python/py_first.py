@@ -9,9 +9,15 @@ import sys
 
 import _trkext
 
+try:
+    import pfsite  # written by the test under a site-packages directory
+except ImportError:
+    pfsite = None
+
 EXT_KEEP = 6100000
 BA_KEEP = 5300000
 NATIVE_KEEP = 4700000
+SITE_KEEP = 3900000
 
 KEPT = []
 
@@ -28,6 +34,8 @@ def main():
     KEPT.append(ext_alloc(EXT_KEEP))  # @pf_main_ext
     KEPT.append(make_bytearray(BA_KEEP))  # @pf_main_ba
     _trkext.native_thread_block(NATIVE_KEEP)  # @pf_native
+    if pfsite is not None:
+        KEPT.append(pfsite.grow(SITE_KEEP))  # @pf_site
     sys.stdout.write("ran=1\n")
     sys.stdout.flush()
 
