@@ -313,6 +313,28 @@ const tests = [
     await p2.close();
   }],
 
+  ['Python boxes read "func file:line"', async (ctx) => {
+    // Python first (issue 10): the line that allocated is the box, and its
+    // file and line are in the box's text, not only in the tooltip.
+    if (!fs.existsSync('/usr/bin/python3')) return;
+    const script = L.work('pybox.py');
+    fs.writeFileSync(script, 'def grow(n):\n    return bytearray(n)\n\n\nKEPT = grow(30000000)\n');
+    const cap = L.record('pybox', ['/usr/bin/python3', script], { PYTHONDONTWRITEBYTECODE: '1' });
+    const rep = L.report(cap, 'pybox', ['--threshold', '0']);
+    const { page, log } = await L.open(ctx, rep.file);
+    const fr = await L.frames(page);
+    const grow = byName(fr, 'grow');
+    assert.strictEqual(grow.length, 1, JSON.stringify(fr.map((f) => f.label)));
+    assert.strictEqual(grow[0].label, 'grow pybox.py:2');
+    assert.ok(grow[0].w >= 28, 'the box is wide enough for its label: ' + grow[0].w);
+    assert.strictEqual(byName(fr, '<module>')[0].label, '<module> pybox.py:5');
+    // Python first: no native frame under the line (bytearray's malloc).
+    const kids = fr.filter((f) => f.depth > grow[0].depth && f.x >= grow[0].x && f.x < grow[0].x + grow[0].w);
+    assert.deepStrictEqual(kids.map((f) => f.name), [], 'frames under grow()');
+    await L.shot(page, 'pybox');
+    L.clean(log);
+    await page.close();
+  }],
   ['output file rules and exit codes', async (ctx, env) => {
     const out = L.work('rules.html');
     fs.writeFileSync(out, 'keep me');
