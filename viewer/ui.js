@@ -97,6 +97,12 @@
     let s = (m.temporal ? 'Heap over a time range' : what) + where;
     if (d.inverted) s += ' · inverted: allocating frames at the top';
     if (d.by_import) s += ' · under the Python imports open when allocated';
+    // Python first: say what the stacks leave out and how to see it.
+    if (caps.some((c) => c.python)) {
+      s += d.frames === 'python'
+        ? ' · Python frames only where Python ran (native code under a line counts as the line; flamegraph --native shows it)'
+        : d.frames === 'native' ? ' · Python and native frames (--native)' : ' · every frame, the interpreter\'s too';
+    }
     $('mode').textContent = s;
   }
 

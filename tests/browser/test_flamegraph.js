@@ -331,6 +331,16 @@ const tests = [
     // Python first: no native frame under the line (bytearray's malloc).
     const kids = fr.filter((f) => f.depth > grow[0].depth && f.x >= grow[0].x && f.x < grow[0].x + grow[0].w);
     assert.deepStrictEqual(kids.map((f) => f.name), [], 'frames under grow()');
+    const mode = await page.textContent('#mode');
+    assert.ok(mode.includes('Python frames only') && mode.includes('--native'), mode);
+    // --native: the hybrid stacks, and the page says so.
+    const nat = L.report(cap, 'pybox-native', ['--threshold', '0', '--native']);
+    const p2 = await L.open(ctx, nat.file);
+    const fr2 = await L.frames(p2.page);
+    assert.ok(fr2.some((f) => f.name === '__libc_start_call_main'), 'libc start frame with --native');
+    assert.ok((await p2.page.textContent('#mode')).includes('Python and native frames (--native)'));
+    L.clean(p2.log);
+    await p2.page.close();
     await L.shot(page, 'pybox');
     L.clean(log);
     await page.close();
