@@ -92,7 +92,7 @@
       temporary: 'Temporary allocations (freed right after being made)',
       allocated: 'Everything allocated',
     }[d.select] || d.select;
-    const where = d.spaces === 'heap' ? (d.alt ? ' · host memory' : '') : d.spaces === 'heap+mmap' ? ' · heap and anonymous mmap'
+    const where = d.spaces === 'heap' ? (d.alt && !d.alt[0].frames ? ' · host memory' : '') : d.spaces === 'heap+mmap' ? ' · heap and anonymous mmap'
       : d.spaces === 'gpu' ? ' · GPU memory, every device' : ' · GPU memory of device ' + d.spaces.slice(4);
     let s = (m.temporal ? 'Heap over a time range' : what) + where;
     if (d.inverted) s += ' · inverted: allocating frames at the top';
@@ -100,7 +100,8 @@
     // Python first: say what the stacks leave out and how to see it.
     if (caps.some((c) => c.python)) {
       s += d.frames === 'python'
-        ? ' · Python frames only where Python ran (native code under a line counts as the line; flamegraph --native shows it)'
+        ? ' · Python frames only where Python ran (native code under a line counts as the line; ' +
+          (d.alt && d.alt[0].frames ? 'Stacks: Python + native' : 'flamegraph --native') + ' shows it)'
         : d.frames === 'native' ? ' · Python and native frames (--native)' : ' · every frame, the interpreter\'s too';
     }
     $('mode').textContent = s;
@@ -171,6 +172,12 @@
   function spaceBox() {
     const alts = m.raw.alt;
     if (!alts) return;
+    // A Python page's hybrid tree (--native) beside the Python-first one.
+    if (alts.length === 1 && alts[0].frames) {
+      $('frames-box').hidden = false;
+      $('frames').addEventListener('change', () => setSpace(+$('frames').value));
+      return;
+    }
     $('space-box').hidden = false;
     const sel = $('space');
     sel.append(new Option('Host memory', '0'));
@@ -183,7 +190,8 @@
     if (!spaces[i]) spaces[i] = T.decode(Object.assign({}, spaces[0].raw, spaces[0].raw.alt[i - 1]));
     m = spaces[i];
     d = m.raw;
-    $('space').value = String(i);
+    if (spaces[0].raw.alt[0].frames) $('frames').value = String(i);
+    else $('space').value = String(i);
     flame.setModel(m);
     state.zoom = 0;
     // Device trees hold every thread's values: the host's thread list

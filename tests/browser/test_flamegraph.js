@@ -332,13 +332,34 @@ const tests = [
     const kids = fr.filter((f) => f.depth > grow[0].depth && f.x >= grow[0].x && f.x < grow[0].x + grow[0].w);
     assert.deepStrictEqual(kids.map((f) => f.name), [], 'frames under grow()');
     const mode = await page.textContent('#mode');
-    assert.ok(mode.includes('Python frames only') && mode.includes('--native'), mode);
+    assert.ok(mode.includes('Python frames only') && mode.includes('Python + native'), mode);
+    // The page's Stacks switch: the hybrid tree (libc's start above
+    // <module>), the same Python boxes, and back.
+    assert.ok(await page.isVisible('#frames'), 'the Stacks switch is shown');
+    // Python only: the script's <module> is a root; hybrid: under libc's
+    // start (native frames outside the outermost Python frame).
+    const modDepth = () => page.evaluate(() =>
+      window.trkTest.visibleFrames().find((f) => f.label === '<module> pybox.py:5').depth);
+    assert.strictEqual(await modDepth(), 1);
+    await page.selectOption('#frames', { label: 'Python + native' });
+    await page.waitForFunction(() =>
+      window.trkTest.visibleFrames().find((f) => f.label === '<module> pybox.py:5').depth > 1);
+    let hy = await L.frames(page);
+    assert.strictEqual(byName(hy, 'grow')[0].label, 'grow pybox.py:2');
+    assert.strictEqual(byName(hy, 'grow')[0].value, grow[0].value);
+    assert.ok((await page.textContent('#mode')).includes('Python and native frames'));
+    await page.selectOption('#frames', { label: 'Python only' });
+    await page.waitForFunction(() =>
+      window.trkTest.visibleFrames().find((f) => f.label === '<module> pybox.py:5').depth === 1);
+    hy = await L.frames(page);
+    assert.strictEqual(byName(hy, 'grow')[0].value, grow[0].value);
     // --native: the hybrid stacks, and the page says so.
     const nat = L.report(cap, 'pybox-native', ['--threshold', '0', '--native']);
     const p2 = await L.open(ctx, nat.file);
     const fr2 = await L.frames(p2.page);
-    assert.ok(fr2.some((f) => f.name === '__libc_start_call_main'), 'libc start frame with --native');
+    assert.ok(fr2.find((f) => f.label === '<module> pybox.py:5').depth > 1, '<module> under libc with --native');
     assert.ok((await p2.page.textContent('#mode')).includes('Python and native frames (--native)'));
+    assert.ok(!(await p2.page.isVisible('#frames')), 'no Stacks switch on a --native page');
     L.clean(p2.log);
     await p2.page.close();
     await L.shot(page, 'pybox');
