@@ -102,7 +102,9 @@
       s += d.frames === 'python'
         ? ' · Python frames only where Python ran (native code under a line counts as the line; ' +
           (d.alt && d.alt[0].frames ? 'Stacks: Python + native' : 'flamegraph --native') + ' shows it)'
-        : d.frames === 'native' ? ' · Python and native frames (--native)' : ' · every frame, the interpreter\'s too';
+        : d.frames === 'native' ? ' · Python and native frames (--native)'
+        : d.frames === 'noimports' ? ' · Python frames only, the import machinery hidden (--hide-imports)'
+        : ' · every frame, the interpreter\'s too';
     }
     $('mode').textContent = s;
   }
@@ -172,10 +174,15 @@
   function spaceBox() {
     const alts = m.raw.alt;
     if (!alts) return;
-    // A Python page's hybrid tree (--native) beside the Python-first one.
-    if (alts.length === 1 && alts[0].frames) {
+    // A Python page's other stacks (hybrid, no import machinery) beside
+    // the Python-first ones.
+    if (alts[0].frames) {
       $('frames-box').hidden = false;
-      $('frames').addEventListener('change', () => setSpace(+$('frames').value));
+      const sel = $('frames');
+      sel.append(new Option('Python only', '0'));
+      const names = { native: 'Python + native', noimports: 'Python, no import machinery' };
+      alts.forEach((a, i) => sel.append(new Option(names[a.frames] || a.frames, String(i + 1))));
+      sel.addEventListener('change', () => setSpace(+sel.value));
       return;
     }
     $('space-box').hidden = false;

@@ -355,7 +355,7 @@ struct alt {
     struct trk_fg_pruned pr;
     struct trk_fg_agg self;
     char label[16];
-    bool frames; /* the same memory with hybrid Python stacks (--native) */
+    const char *frames; /* NULL, or how Python stacks differ: "native", "noimports" */
 };
 
 struct page {
@@ -420,10 +420,11 @@ static int write_data(struct page *pg, const struct trk_report_set *s,
                 break;
             }
             fprintf(f,
-                    "%s{\"spaces\":\"%s\",%s\"merged\":{\"frames\":%zu,\"threshold_pct\":%.6g,"
+                    "%s{\"spaces\":\"%s\",%s%s%s\"merged\":{\"frames\":%zu,\"threshold_pct\":%.6g,"
                     "\"asked_pct\":%.6g,\"budget\":%zu},",
-                    i ? "," : "", a->label, a->frames ? "\"frames\":\"native\"," : "",
-                    a->pr.merged_frames, fraction * 100, fo->threshold_pct, budget_of(fo));
+                    i ? "," : "", a->label, a->frames ? "\"frames\":\"" : "",
+                    a->frames ? a->frames : "", a->frames ? "\"," : "", a->pr.merged_frames,
+                    fraction * 100, fo->threshold_pct, budget_of(fo));
             rc = write_locs(f, &a->m, &a->pr);
             fputs("\"self\":", f);
             write_agg(f, &a->self, alt_cols);
@@ -463,24 +464,34 @@ static int build_alts(struct page *pg, const struct trk_report_set *s,
 {
     if (o->gpu || fo->temporal)
         return 0;
-    /* A Python capture drawn Python first: the hybrid tree beside it, for
-     * the page's "Stacks" switch (memray's Python-only/hybrid). Not beside
-     * device trees: one switch of trees at a time. */
+    /* A Python capture drawn Python first: the hybrid tree beside it, and
+     * one without the import machinery, for the page's "Stacks" switch
+     * (memray's Python-only/hybrid and hide-imports). Not beside device
+     * trees: one switch of trees at a time. */
     bool python = false, gpu = false;
     for (size_t i = 0; i < s->n; i++) {
         python = python || s->v[i].prof.totals.python;
         gpu = gpu || s->v[i].prof.ngpu_timeline > 0;
     }
     if (python && !gpu && !o->native && !o->python_internals) {
-        struct alt *a = &pg->alt[pg->nalt++];
-        a->o = *o;
-        a->o.native = true;
-        a->fo = *fo;
-        a->fo.threads = false;
-        a->frames = true;
-        char sp[32];
-        snprintf(a->label, sizeof(a->label), "%s", spaces_label(o, sp, sizeof(sp)));
-        return trk_fg_model_build(&a->m, s, &a->o, &a->fo) < 0 ? -1 : 0;
+        for (int k = 0; k < 2; k++) {
+            if (k == 1 && o->hide_imports)
+                break;
+            struct alt *a = &pg->alt[pg->nalt++];
+            a->o = *o;
+            if (k == 0)
+                a->o.native = true;
+            else
+                a->o.hide_imports = true;
+            a->fo = *fo;
+            a->fo.threads = false;
+            a->frames = k == 0 ? "native" : "noimports";
+            /* The page's own spaces (not --gpu here): as spaces_label. */
+            snprintf(a->label, sizeof(a->label), "%s", o->mmap ? "heap+mmap" : "heap");
+            if (trk_fg_model_build(&a->m, s, &a->o, &a->fo) < 0)
+                return -1;
+        }
+        return 0;
     }
     int32_t dev[MAX_ALTS - 1];
     size_t ndev = 0;

@@ -353,6 +353,18 @@ const tests = [
       window.trkTest.visibleFrames().find((f) => f.label === '<module> pybox.py:5').depth === 1);
     hy = await L.frames(page);
     assert.strictEqual(byName(hy, 'grow')[0].value, grow[0].value);
+    // Without the import machinery: importlib's frames of the start-up
+    // imports go, the script's boxes stay.
+    const frozen = () => page.evaluate(() =>
+      window.trkTest.visibleFrames().filter((f) => f.label.includes('<frozen importlib')).length);
+    assert.ok((await frozen()) > 0, 'importlib frames in the Python-only view');
+    await page.selectOption('#frames', { label: 'Python, no import machinery' });
+    await page.waitForFunction(() =>
+      !window.trkTest.visibleFrames().some((f) => f.label.includes('<frozen importlib')));
+    assert.ok((await page.textContent('#mode')).includes('import machinery hidden'));
+    hy = await L.frames(page);
+    assert.strictEqual(byName(hy, 'grow')[0].label, 'grow pybox.py:2');
+    assert.strictEqual(byName(hy, 'grow')[0].value, grow[0].value);
     // --native: the hybrid stacks, and the page says so.
     const nat = L.report(cap, 'pybox-native', ['--threshold', '0', '--native']);
     const p2 = await L.open(ctx, nat.file);
