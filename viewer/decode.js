@@ -89,6 +89,14 @@
       lineOf: (i) => (i === 0 ? 0 : L.line[loc[i]]),
       modOf: (i) => (i === 0 || L.mod[loc[i]] < 0 ? '' : S[L.mod[loc[i]]]),
       kindOf: (i) => (i === 0 ? T.K_PROCESS : L.kind[loc[i]]),
+      // A box's text: a Python frame reads "main train.py:52" (the line is
+      // what a Python user looks for), others their function.
+      labelOf: (i) => {
+        const fn = i === 0 ? 'all' : S[L.fn[loc[i]]];
+        if (i === 0 || L.kind[loc[i]] !== T.K_PYTHON || L.file[loc[i]] < 0) return fn;
+        const line = L.line[loc[i]];
+        return fn + ' ' + T.shortPath(S[L.file[loc[i]]]) + (line ? ':' + line : '');
+      },
       temporal: d.temporal
         ? {
             nb: d.temporal.buckets,

@@ -226,7 +226,7 @@
           if (w < LABEL_W) continue;
           const node = this.rn[i];
           const fit = Math.floor((w - 6) / cw);
-          let s = m.fnOf(node);
+          let s = m.labelOf(node);
           if (m.kindOf(node) === T.K_OTHER) s = 'other (' + m.merged[node] + ' frames)';
           if (s.length > fit) s = fit > 1 ? s.slice(0, fit - 1) + '…' : '';
           if (s) ctx.fillText(s, this.rx[i] + 3, this.rowY(m.depth[node]) + h / 2 + 0.5);
@@ -282,6 +282,7 @@
         out.push({
           node,
           name: this.m.fnOf(node),
+          label: this.m.labelOf(node),
           kind: T.KINDS[this.m.kindOf(node)],
           depth: this.m.depth[node],
           x: this.rx[i],

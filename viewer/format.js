@@ -49,4 +49,28 @@
     const i = p.lastIndexOf('/');
     return i < 0 ? p : p.slice(i + 1);
   };
+
+  // A file's shortest identifying path (src/analysis/frames.c,
+  // trk_display_path): below site-packages/dist-packages or the standard
+  // library's lib/pythonX.Y/, else the basename, with its directory when the
+  // basename names no file by itself (__init__.py, __main__.py).
+  T.shortPath = function (p) {
+    let best = -1;
+    for (const root of ['/site-packages/', '/dist-packages/']) {
+      const i = p.lastIndexOf(root);
+      if (i >= 0 && i + root.length < p.length) best = Math.max(best, i + root.length);
+    }
+    if (best >= 0) return p.slice(best);
+    const lib = p.indexOf('/lib/python');
+    if (lib >= 0) {
+      const slash = p.indexOf('/', lib + 11);
+      if (slash >= 0 && slash + 1 < p.length) return p.slice(slash + 1);
+    }
+    const b = p.lastIndexOf('/');
+    const base = p.slice(b + 1);
+    if (b > 0 && base.startsWith('__') && base.endsWith('__.py')) {
+      return p.slice(p.lastIndexOf('/', b - 1) + 1);
+    }
+    return base;
+  };
 })();

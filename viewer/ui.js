@@ -99,11 +99,20 @@
       temporary: 'Temporary allocations (freed right after being made)',
       allocated: 'Everything allocated',
     }[d.select] || d.select;
-    const where = d.spaces === 'heap' ? (d.alt ? ' · host memory' : '') : d.spaces === 'heap+mmap' ? ' · heap and anonymous mmap'
+    const where = d.spaces === 'heap' ? (d.alt && !d.alt[0].frames ? ' · host memory' : '') : d.spaces === 'heap+mmap' ? ' · heap and anonymous mmap'
       : d.spaces === 'gpu' ? ' · GPU memory, every device' : ' · GPU memory of device ' + d.spaces.slice(4);
     let s = (m.temporal ? 'Heap over a time range' : what) + where;
     if (d.inverted) s += ' · inverted: allocating frames at the top';
     if (d.by_import) s += ' · under the Python imports open when allocated';
+    // Python first: say what the stacks leave out and how to see it.
+    if (caps.some((c) => c.python)) {
+      s += d.frames === 'python'
+        ? ' · Python frames only where Python ran (native code under a line counts as the line; ' +
+          (d.alt && d.alt[0].frames ? 'Stacks: Python + native' : 'flamegraph --native') + ' shows it)'
+        : d.frames === 'native' ? ' · Python and native frames (--native)'
+        : d.frames === 'noimports' ? ' · Python frames only, the import machinery hidden (--hide-imports)'
+        : ' · every frame, the interpreter\'s too';
+    }
     $('mode').textContent = s;
   }
 
@@ -172,6 +181,17 @@
   function spaceBox() {
     const alts = m.raw.alt;
     if (!alts) return;
+    // A Python page's other stacks (hybrid, no import machinery) beside
+    // the Python-first ones.
+    if (alts[0].frames) {
+      $('frames-box').hidden = false;
+      const sel = $('frames');
+      sel.append(new Option('Python only', '0'));
+      const names = { native: 'Python + native', noimports: 'Python, no import machinery' };
+      alts.forEach((a, i) => sel.append(new Option(names[a.frames] || a.frames, String(i + 1))));
+      sel.addEventListener('change', () => setSpace(+sel.value));
+      return;
+    }
     $('space-box').hidden = false;
     const sel = $('space');
     sel.append(new Option('Host memory', '0'));
@@ -184,7 +204,8 @@
     if (!spaces[i]) spaces[i] = T.decode(Object.assign({}, spaces[0].raw, spaces[0].raw.alt[i - 1]));
     m = spaces[i];
     d = m.raw;
-    $('space').value = String(i);
+    if (spaces[0].raw.alt[0].frames) $('frames').value = String(i);
+    else $('space').value = String(i);
     flame.setModel(m);
     state.zoom = 0;
     // Device trees hold every thread's values: the host's thread list

@@ -171,14 +171,17 @@ static const char *base_of(const char *path)
 /* The key a frame is known by: its function, file, line and module (the
  * file and line even without a function: a line table can name them), a
  * frame without a function also by its offset in the module. Under
- * by_function, files and lines are not part of it (a function shows the
- * first file seen); under basenames, files and modules compare by
+ * by_function, files and lines are not part of a native frame's key (a
+ * function shows the first file seen); under basenames, files and modules compare by
  * basename and show the first paths seen. */
 static uint32_t frame_loc_slow(struct trk_ctree *t, const struct trk_frame *f)
 {
     struct ctree_priv *P = t->priv;
     bool err = false, base = t->opts.basenames;
-    bool file_keyed = !t->opts.by_function;
+    /* A Python frame's line is its location even by function: Python
+     * function names repeat across files (<module>, __init__, main), and
+     * a Python user reads memory by line (memray does the same). */
+    bool file_keyed = !t->opts.by_function || f->python;
     struct trk_location key = {.kind = TRK_LOC_FRAME, .python = f->python ? 1 : 0};
     key.function = intern_str(P, f->function, &err);
     key.module = intern_str(P, base ? base_of(f->module) : f->module, &err);

@@ -53,6 +53,13 @@ struct trk_frames_options {
     /* Also hide Python frames of the import machinery (importlib's
      * _bootstrap and _bootstrap_external, frozen or not). */
     int hide_imports;
+    /* A stack with Python frames shows only them by default: native frames
+     * inside the innermost Python frame and between Python frames are
+     * hidden (the Python line owns the bytes). Set this for the hybrid
+     * stack: native frames too, the interpreter's hidden unless
+     * python_internals (which implies this). Stacks without Python frames
+     * always keep their native frames. */
+    int native;
 };
 
 /* The symbolized frames of stack `stack` of capture r, innermost first,
@@ -66,6 +73,11 @@ int trk_stack_frames(const struct trk_reader *r, struct trk_symbolizer *s, uint6
                      const struct trk_frames_options *o, struct trk_frame_buf *buf,
                      const struct trk_frame **out);
 void trk_frame_buf_free(struct trk_frame_buf *buf);
+
+/* The part of a frame's file a report shows: the path below site-packages
+ * or the standard library, else the basename (with its directory for
+ * __init__.py and the like). A suffix of file; NULL for NULL. */
+const char *trk_display_path(const char *file);
 
 /* ---- Call tree ------------------------------------------------------------ */
 

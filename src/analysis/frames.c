@@ -6,7 +6,9 @@
  * jemalloc's *allocx, CPython's PyMem/PyObject ones) dropped from the inner
  * end, so the first frame is the code that asked for memory; the tracker's
  * own frames go wherever they are (an interposed dlopen can leave them
- * mid-stack in older captures). In hybrid Python stacks it also hides the
+ * mid-stack in older captures). A stack with Python frames reads Python
+ * only by default (the Python line owns what native code under it
+ * allocated); asked for the hybrid stack (--native), it still hides the
  * interpreter's call glue, runpy and (when asked) the import machinery
  * (trk_frames_options). Must not: read events, print, or decide how frames
  * become tree locations (calltree.c does).
@@ -139,10 +141,21 @@ static bool is_import_machinery(const struct trk_frame *f)
                        ends_with(f->file, "importlib/_bootstrap_external.py"));
 }
 
+/* libc and the loader: a thread's or the process's start, above the
+ * outermost Python frame of a Python-first stack. */
+static bool is_runtime_module(const char *path)
+{
+    if (!path)
+        return false;
+    const char *b = base_name(path);
+    return has_prefix(b, "libc.so") || has_prefix(b, "ld-linux") || has_prefix(b, "libpthread.so");
+}
+
 /* Where hybrid-stack hiding stands. */
 struct py_hide {
     bool on;      /* the stack has a Python frame and internals are hidden */
     bool imports; /* hide the import machinery */
+    bool only;    /* the stack has a Python frame and reads Python first */
 };
 
 /* Whether frame f (not an allocator frame already dropped) is hidden. All of
@@ -169,10 +182,27 @@ int trk_stack_frames(const struct trk_reader *r, struct trk_symbolizer *s, uint6
     bool keep = o && o->keep_allocator_frames;
     bool dropping = !keep;
     struct py_hide py = {.imports = o && o->hide_imports};
-    for (int i = 0; i < nips && !(o && o->python_internals); i++)
+    bool internals = o && o->python_internals;
+    bool native = internals || (o && o->native);
+    /* The outermost Python frame's return address; -1: no Python frame. */
+    int outer_py = -1;
+    for (int i = 0; i < nips; i++)
         if (trk_ip_is_python(ips[i]))
-            py.on = true;
+            outer_py = i;
+    py.on = outer_py >= 0 && !internals;
+    /* Python-first (memray's default view): native code inside the
+     * innermost Python frame (numpy, _json, c10::alloc_cpu, the malloc
+     * under them) and between Python frames is hidden, so own bytes land on
+     * the Python line. Outside the outermost Python frame only the program
+     * that called into Python stays (an embedding host's C frames), not
+     * libc's start or thread glue. A stack with no Python frame (a native
+     * thread, start-up) keeps its native frames. */
+    py.only = outer_py >= 0 && !native;
     for (int i = 0; i < nips; i++) {
+        bool inside = i < outer_py;
+        /* Python only there: a native return address is not even symbolized. */
+        if (py.only && inside && !trk_ip_is_python(ips[i]))
+            continue;
         const struct trk_frame *fr = NULL;
         int nf = trk_symbolize(s, ips[i], &fr);
         if (nf <= 0 || !fr)
@@ -185,6 +215,8 @@ int trk_stack_frames(const struct trk_reader *r, struct trk_symbolizer *s, uint6
             if (dropping && is_allocator_frame(&fr[k]))
                 continue;
             dropping = false;
+            if (py.only && !fr[k].python && (inside || is_runtime_module(fr[k].module)))
+                continue;
             if ((py.on || py.imports) && py_hidden(&py, &fr[k]))
                 continue;
             if (TRK_GROW(buf->v, buf->cap, buf->n + 1) < 0)
@@ -201,4 +233,37 @@ void trk_frame_buf_free(struct trk_frame_buf *buf)
     free(buf->v);
     buf->v = NULL;
     buf->n = buf->cap = 0;
+}
+
+/* A file's shortest identifying path for a report line: what follows
+ * site-packages/ or dist-packages/ (numpy/core/numeric.py), or the standard
+ * library's lib/pythonX.Y/ (json/__init__.py); otherwise the basename, with
+ * its directory when the basename alone names no file (__init__.py,
+ * __main__.py). A suffix of `file`, never a copy. */
+const char *trk_display_path(const char *file)
+{
+    if (!file)
+        return NULL;
+    static const char *const roots[] = {"/site-packages/", "/dist-packages/"};
+    const char *best = NULL;
+    for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
+        for (const char *p = strstr(file, roots[i]); p; p = strstr(p + 1, roots[i]))
+            if (!best || p + strlen(roots[i]) > best)
+                best = p + strlen(roots[i]);
+    if (best && *best)
+        return best;
+    const char *lib = strstr(file, "/lib/python");
+    if (lib) {
+        const char *slash = strchr(lib + 11, '/');
+        if (slash && slash[1])
+            return slash + 1;
+    }
+    const char *b = base_name(file);
+    if (b > file && has_prefix(b, "__") && ends_with(b, "__.py")) {
+        const char *d = b - 1; /* the '/' before the basename */
+        while (d > file && d[-1] != '/')
+            d--;
+        return d;
+    }
+    return b;
 }

@@ -452,9 +452,13 @@ const struct trk_cli_opt trk_cli_report_opts[] = {
      .help = "leave out host memory the GPU driver allocated itself"},
     {"--keep-allocator-frames", 0, TRK_CLI_FLAG, RO(keep_allocator_frames),
      .help = "keep operator new, jemalloc and tracker frames"},
+    {"--native", 0, TRK_CLI_FLAG, RO(native),
+     .help = "hybrid Python stacks: the native frames under and between\n"
+             "Python frames too (by default a stack with Python frames\n"
+             "shows only those: the Python line owns the bytes)"},
     {"--python-internals", 0, TRK_CLI_FLAG, RO(python_internals),
      .help = "keep the interpreter's own frames in Python stacks\n"
-             "(hidden by default but for those at the allocation)"},
+             "(implies --native)"},
     {"--hide-imports", 0, TRK_CLI_FLAG, RO(hide_imports),
      .help = "hide importlib's frames in Python stacks"},
     {"--temp-allocs", 0, TRK_CLI_UINT, RO(temp_allocs), "N",

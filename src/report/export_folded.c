@@ -79,7 +79,19 @@ static int node_text(const struct trk_ctree *t, uint32_t n, struct strbuf *b, ui
     char name[512];
     while (depth > 0) {
         const struct trk_ctree_node *nd = &t->nodes[path[--depth]];
-        const char *s = trk_location_name(&t->locs[nd->loc], name, sizeof(name));
+        const struct trk_location *l = &t->locs[nd->loc];
+        const char *s = trk_location_name(l, name, sizeof(name));
+        /* Python frames carry their line, "main (train.py:52)": a Python
+         * function name alone rarely says where (<module>, __init__). */
+        char withline[1024];
+        if (l->python && l->kind == TRK_LOC_FRAME && l->file) {
+            if (l->line)
+                snprintf(withline, sizeof(withline), "%s (%s:%" PRIu32 ")", s,
+                         trk_display_path(l->file), l->line);
+            else
+                snprintf(withline, sizeof(withline), "%s (%s)", s, trk_display_path(l->file));
+            s = withline;
+        }
         if (b->len && sb_add(b, ";", 1) < 0)
             return -1;
         if (sb_frame(b, s) < 0)

@@ -288,6 +288,24 @@ static uint64_t mapping_id(struct pp *pp, size_t ci, const struct trk_reader *r,
     return e->val;
 }
 
+/* A frame's function name as pprof shows it. pprof takes a name with '<'
+ * or '[' for demangled C++ and strips the brackets (CPython's <module>,
+ * <listcomp>, <lambda> became "<unknown>"); as Java's Class.<init>, the
+ * file's stem before it keeps it: "train.<module>". */
+static const char *pprof_name(const struct trk_frame *f, char *buf, size_t len)
+{
+    const char *n = trk_frame_name(f, buf, len);
+    if (!f->python || !f->file || !strpbrk(n, "<>[]"))
+        return n;
+    const char *b = strrchr(f->file, '/');
+    b = b ? b + 1 : f->file;
+    size_t stem = strcspn(b, ".");
+    char tmp[512];
+    snprintf(tmp, sizeof(tmp), "%.*s.%s", (int)stem, b, n);
+    snprintf(buf, len, "%s", tmp);
+    return buf;
+}
+
 /* Location of frames fr[0..n) (one address, innermost inlined frame first)
  * of capture ci. */
 static uint64_t location_id(struct pp *pp, size_t ci, const struct trk_reader *r,
@@ -307,7 +325,7 @@ static uint64_t location_id(struct pp *pp, size_t ci, const struct trk_reader *r
     struct line *ln = (struct line *)(key + 2);
     char name[512];
     for (size_t i = 0; i < n; i++) {
-        ln[i].function_id = function_id(pp, trk_frame_name(&fr[i], name, sizeof(name)), fr[i].file);
+        ln[i].function_id = function_id(pp, pprof_name(&fr[i], name, sizeof(name)), fr[i].file);
         ln[i].line = fr[i].line;
     }
     bool added;
@@ -410,6 +428,18 @@ static int write_samples(struct pp *pp, struct trk_gz *z, const struct trk_expor
     int64_t k_tid = str_id(pp, "tid"), k_thread = str_id(pp, "thread");
     int64_t k_pid = str_id(pp, "pid"), k_space = str_id(pp, "space");
     int64_t v_mmap = str_id(pp, "anon mmap"), v_heap = str_id(pp, "heap");
+    /* pprof names mapping[0] the main binary: the traced executable's
+     * mapping is there even when no kept frame is in it (Python-first
+     * stacks hold Python frames only), or a library would take its place. */
+    const char *exe = trk_reader_info(c->reader)->exe;
+    const struct trk_module *mods;
+    size_t nmods = trk_reader_modules(c->reader, &mods);
+    for (size_t i = 0; exe[0] == '/' && i < nmods; i++)
+        if (mods[i].path[0] == '\0') {
+            struct trk_frame main_fr = {.module = exe, .ip = mods[i].base};
+            mapping_id(pp, ci, c->reader, &main_fr);
+            break;
+        }
     for (size_t si = 0; si < p->nsites && rc == 0; si++) {
         const struct trk_site *s = &p->sites[si];
         if (!trk_spaces_has(spaces, s->space))

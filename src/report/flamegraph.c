@@ -319,11 +319,17 @@ static int write_fixed(FILE *f, struct trk_fg_model *m, const struct trk_report_
     char label[32];
     fprintf(f,
             "{\"format\":%d,\"tool\":\"tracker %s\",\"select\":\"%s\",\"inverted\":%s,"
-            "\"temporal\":%s,\"threads_on\":%s,\"by_import\":%s,\"spaces\":\"%s\",",
+            "\"temporal\":%s,\"threads_on\":%s,\"by_import\":%s,\"spaces\":\"%s\","
+            "\"frames\":\"%s\",",
             TRK_FG_DATA_FORMAT, TRK_VERSION, trk_select_name(fo->select),
             fo->inverted ? "true" : "false", fo->temporal ? "true" : "false",
             fo->threads ? "true" : "false", fo->by_import ? "true" : "false",
-            spaces_label(o, label, sizeof(label)));
+            spaces_label(o, label, sizeof(label)),
+            /* Which frames Python stacks show (trk_frames_options): the
+             * page says so, and how to get the others. */
+            o->python_internals ? "internals"
+            : o->native         ? "native"
+                                : "python");
     write_caps(f, s);
     if (write_timeline(f, s, o) < 0)
         return -1;
@@ -359,6 +365,7 @@ struct alt {
     struct trk_fg_pruned pr;
     struct trk_fg_agg self;
     char label[16];
+    const char *frames; /* NULL, or how Python stacks differ: "native", "noimports" */
 };
 
 struct page {
@@ -423,10 +430,11 @@ static int write_data(struct page *pg, const struct trk_report_set *s,
                 break;
             }
             fprintf(f,
-                    "%s{\"spaces\":\"%s\",\"merged\":{\"frames\":%zu,\"threshold_pct\":%.6g,"
+                    "%s{\"spaces\":\"%s\",%s%s%s\"merged\":{\"frames\":%zu,\"threshold_pct\":%.6g,"
                     "\"asked_pct\":%.6g,\"budget\":%zu},",
-                    i ? "," : "", a->label, a->pr.merged_frames, fraction * 100, fo->threshold_pct,
-                    budget_of(fo));
+                    i ? "," : "", a->label, a->frames ? "\"frames\":\"" : "",
+                    a->frames ? a->frames : "", a->frames ? "\"," : "", a->pr.merged_frames,
+                    fraction * 100, fo->threshold_pct, budget_of(fo));
             rc = write_locs(f, &a->m, &a->pr);
             fputs("\"self\":", f);
             write_agg(f, &a->self, alt_cols);
@@ -466,6 +474,35 @@ static int build_alts(struct page *pg, const struct trk_report_set *s,
 {
     if (o->gpu || fo->temporal)
         return 0;
+    /* A Python capture drawn Python first: the hybrid tree beside it, and
+     * one without the import machinery, for the page's "Stacks" switch
+     * (memray's Python-only/hybrid and hide-imports). Not beside device
+     * trees: one switch of trees at a time. */
+    bool python = false, gpu = false;
+    for (size_t i = 0; i < s->n; i++) {
+        python = python || s->v[i].prof.totals.python;
+        gpu = gpu || s->v[i].prof.ngpu_timeline > 0;
+    }
+    if (python && !gpu && !o->native && !o->python_internals) {
+        for (int k = 0; k < 2; k++) {
+            if (k == 1 && o->hide_imports)
+                break;
+            struct alt *a = &pg->alt[pg->nalt++];
+            a->o = *o;
+            if (k == 0)
+                a->o.native = true;
+            else
+                a->o.hide_imports = true;
+            a->fo = *fo;
+            a->fo.threads = false;
+            a->frames = k == 0 ? "native" : "noimports";
+            /* The page's own spaces (not --gpu here): as spaces_label. */
+            snprintf(a->label, sizeof(a->label), "%s", o->mmap ? "heap+mmap" : "heap");
+            if (trk_fg_model_build(&a->m, s, &a->o, &a->fo) < 0)
+                return -1;
+        }
+        return 0;
+    }
     int32_t dev[MAX_ALTS - 1];
     size_t ndev = 0;
     bool any = false;

@@ -23,7 +23,8 @@ struct trk_frames_options trk_report_frames(const struct trk_report_opts *o)
 {
     return (struct trk_frames_options){.keep_allocator_frames = o->keep_allocator_frames,
                                        .python_internals = o->python_internals,
-                                       .hide_imports = o->hide_imports};
+                                       .hide_imports = o->hide_imports,
+                                       .native = o->native};
 }
 
 void trk_report_opts_free(struct trk_report_opts *o)

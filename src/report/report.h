@@ -28,6 +28,7 @@ struct trk_report_opts {
     bool keep_allocator_frames;
     bool python_internals; /* show the interpreter's frames in hybrid Python stacks */
     bool hide_imports;     /* hide importlib's Python frames */
+    bool native;           /* hybrid Python stacks: native frames beside Python's */
     bool mmap;             /* anonymous mappings count beside the heap */
     bool gpu;              /* --gpu, --device: GPU memory instead of host memory */
     int32_t device;        /* --device N; -1 = every device */

@@ -72,9 +72,9 @@ void trk_rprint_loc(FILE *f, const struct trk_rloc *l)
     char name[300];
     fputs(trk_rloc_name(l, name, sizeof(name)), f);
     if (l->file && l->line)
-        fprintf(f, " (%s:%" PRIu32 ")", trk_rbasename(l->file), l->line);
+        fprintf(f, " (%s:%" PRIu32 ")", trk_display_path(l->file), l->line);
     else if (l->file)
-        fprintf(f, " (%s)", trk_rbasename(l->file));
+        fprintf(f, " (%s)", trk_display_path(l->file));
     if (l->module && *l->module)
         fprintf(f, " [%s]", trk_rbasename(l->module));
 }

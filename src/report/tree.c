@@ -172,7 +172,7 @@ static void print_text(FILE *out, const struct trk_ctree *t, const struct omitte
         fputs(node_name(l, name, sizeof(name)), out);
         if (l->kind == TRK_LOC_FRAME) {
             if (l->file && l->line)
-                fprintf(out, " (%s:%" PRIu32 ")", trk_rbasename(l->file), l->line);
+                fprintf(out, " (%s:%" PRIu32 ")", trk_display_path(l->file), l->line);
             if (l->module && *l->module)
                 fprintf(out, " [%s]", trk_rbasename(l->module));
         }

@@ -313,6 +313,71 @@ const tests = [
     await p2.close();
   }],
 
+  ['Python boxes read "func file:line"', async (ctx) => {
+    // Python first (issue 10): the line that allocated is the box, and its
+    // file and line are in the box's text, not only in the tooltip.
+    if (!fs.existsSync('/usr/bin/python3')) return;
+    const script = L.work('pybox.py');
+    fs.writeFileSync(script, 'def grow(n):\n    return bytearray(n)\n\n\nKEPT = grow(30000000)\n');
+    const cap = L.record('pybox', ['/usr/bin/python3', script], { PYTHONDONTWRITEBYTECODE: '1' });
+    const rep = L.report(cap, 'pybox', ['--threshold', '0']);
+    const { page, log } = await L.open(ctx, rep.file);
+    const fr = await L.frames(page);
+    const grow = byName(fr, 'grow');
+    assert.strictEqual(grow.length, 1, JSON.stringify(fr.map((f) => f.label)));
+    assert.strictEqual(grow[0].label, 'grow pybox.py:2');
+    assert.ok(grow[0].w >= 28, 'the box is wide enough for its label: ' + grow[0].w);
+    assert.strictEqual(byName(fr, '<module>')[0].label, '<module> pybox.py:5');
+    // Python first: no native frame under the line (bytearray's malloc).
+    const kids = fr.filter((f) => f.depth > grow[0].depth && f.x >= grow[0].x && f.x < grow[0].x + grow[0].w);
+    assert.deepStrictEqual(kids.map((f) => f.name), [], 'frames under grow()');
+    const mode = await page.textContent('#mode');
+    assert.ok(mode.includes('Python frames only') && mode.includes('Python + native'), mode);
+    // The page's Stacks switch: the hybrid tree (libc's start above
+    // <module>), the same Python boxes, and back.
+    assert.ok(await page.isVisible('#frames'), 'the Stacks switch is shown');
+    // Python only: the script's <module> is a root; hybrid: under libc's
+    // start (native frames outside the outermost Python frame).
+    const modDepth = () => page.evaluate(() =>
+      window.trkTest.visibleFrames().find((f) => f.label === '<module> pybox.py:5').depth);
+    assert.strictEqual(await modDepth(), 1);
+    await page.selectOption('#frames', { label: 'Python + native' });
+    await page.waitForFunction(() =>
+      window.trkTest.visibleFrames().find((f) => f.label === '<module> pybox.py:5').depth > 1);
+    let hy = await L.frames(page);
+    assert.strictEqual(byName(hy, 'grow')[0].label, 'grow pybox.py:2');
+    assert.strictEqual(byName(hy, 'grow')[0].value, grow[0].value);
+    assert.ok((await page.textContent('#mode')).includes('Python and native frames'));
+    await page.selectOption('#frames', { label: 'Python only' });
+    await page.waitForFunction(() =>
+      window.trkTest.visibleFrames().find((f) => f.label === '<module> pybox.py:5').depth === 1);
+    hy = await L.frames(page);
+    assert.strictEqual(byName(hy, 'grow')[0].value, grow[0].value);
+    // Without the import machinery: importlib's frames of the start-up
+    // imports go, the script's boxes stay.
+    const frozen = () => page.evaluate(() =>
+      window.trkTest.visibleFrames().filter((f) => f.label.includes('<frozen importlib')).length);
+    assert.ok((await frozen()) > 0, 'importlib frames in the Python-only view');
+    await page.selectOption('#frames', { label: 'Python, no import machinery' });
+    await page.waitForFunction(() =>
+      !window.trkTest.visibleFrames().some((f) => f.label.includes('<frozen importlib')));
+    assert.ok((await page.textContent('#mode')).includes('import machinery hidden'));
+    hy = await L.frames(page);
+    assert.strictEqual(byName(hy, 'grow')[0].label, 'grow pybox.py:2');
+    assert.strictEqual(byName(hy, 'grow')[0].value, grow[0].value);
+    // --native: the hybrid stacks, and the page says so.
+    const nat = L.report(cap, 'pybox-native', ['--threshold', '0', '--native']);
+    const p2 = await L.open(ctx, nat.file);
+    const fr2 = await L.frames(p2.page);
+    assert.ok(fr2.find((f) => f.label === '<module> pybox.py:5').depth > 1, '<module> under libc with --native');
+    assert.ok((await p2.page.textContent('#mode')).includes('Python and native frames (--native)'));
+    assert.ok(!(await p2.page.isVisible('#frames')), 'no Stacks switch on a --native page');
+    L.clean(p2.log);
+    await p2.page.close();
+    await L.shot(page, 'pybox');
+    L.clean(log);
+    await page.close();
+  }],
   ['output file rules and exit codes', async (ctx, env) => {
     const out = L.work('rules.html');
     fs.writeFileSync(out, 'keep me');

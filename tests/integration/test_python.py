@@ -80,6 +80,12 @@ def check_summary_sites(env, out, code_file, python=SYS_PY, ext=True, what=""):
     if ext:
         # The extension's own native frame: both of its mallocs. (Its line
         # creating the capsule is a row too when pymalloc is recorded.)
+        # Python-first by default: the extension's malloc is the Python
+        # line's own; --native shows the extension's frame under it.
+        checks.append((row(s, "ext_alloc", M["ext_alloc"])["own_bytes"], EXT_KEEP,
+                       what + "ext_alloc own bytes at the peak (Python-first)"))
+        checks.append((rows(s, "alloc_block"), [], what + "alloc_block rows by default"))
+        s = report(env, "summary", ["-n", "0", "--native", out])
         ml = marker(fixture("trkext.c"), "ext_malloc")
         nat = [r for r in rows(s, "alloc_block", ml)
                if os.path.basename(r["file"] or "") == "trkext.c"]
@@ -124,8 +130,15 @@ def check_leak_sites(env, out, code_file, python=SYS_PY, ext=True, objects=False
                     [("main", M[call], code_file), ("<module>", M["module_main"], code_file)],
                     "%s's Python callers:\n      %s" % (function, show(st)))]
     if ext:
-        if objects:  # the hybrid check is about the default view
-            leaks = report(env, "leaks", ["-n", "0", out])
+        # Python-first by default: the block's innermost frame is the line.
+        # (With objects recorded, the capsule made at the same line merges
+        # into the group: a few dozen bytes more.)
+        d = report(env, "leaks", ["-n", "0", out]) if objects else leaks
+        g = [x for x in innermost_at(d, "ext_alloc", M["ext_alloc"])
+             if x["bytes"] == EXT_KEEP or (objects and EXT_KEEP < x["bytes"] < EXT_KEEP + 1024)]
+        checks.append((len(g), 1, "leak groups of the block at ext_alloc's line (default)"))
+        # The hybrid check is about --native without the interpreter's frames.
+        leaks = report(env, "leaks", ["-n", "0", "--native", out])
         # (With objects recorded, the capsule alloc_block creates is a
         # group of its own there too.)
         g = [x for x in leaks if x["stack"] and x["stack"][0]["function"] == "alloc_block"
@@ -253,8 +266,9 @@ def test_python_only(env):
 
 def test_python_internals(env):
     """The interpreter's own native frames (libpython / the python3 binary)
-    are hidden by default wherever they stand between or around Python
-    frames, and shown by --python-internals; the Python frames stay."""
+    are hidden in hybrid stacks (--native) wherever they stand between or
+    around Python frames, and shown by --python-internals; the Python frames
+    stay."""
     need_python()
     interp = os.path.realpath(SYS_PY)
 
@@ -265,7 +279,9 @@ def test_python_internals(env):
                 and os.path.realpath(f.get("module") or "") == interp]
 
     out, v = run_sites(env, sites_script_args())
-    plain = report(env, "leaks", ["-n", "0", out])
+    # Hybrid stacks (--native) hide the interpreter; --python-internals
+    # (which implies --native) shows it.
+    plain = report(env, "leaks", ["-n", "0", "--native", out])
     full = report(env, "leaks", ["-n", "0", "--python-internals", out])
     for function, m in (("make_bytearray", "ba_alloc"), ("alloc_block", None)):
         if m is None:

@@ -201,6 +201,24 @@ static const char *frames_of(struct trk_reader *r, struct trk_symbolizer *s, uin
     return out;
 }
 
+/* The path report lines show: enough to identify the file. */
+static void test_display_path(void **state)
+{
+    (void)state;
+    assert_null(trk_display_path(NULL));
+    assert_string_equal(
+        trk_display_path("/venv/lib/python3.11/site-packages/torch/nn/modules/linear.py"),
+        "torch/nn/modules/linear.py");
+    assert_string_equal(trk_display_path("/usr/lib/python3/dist-packages/numpy/__init__.py"),
+                        "numpy/__init__.py");
+    assert_string_equal(trk_display_path("/usr/lib/python3.11/json/__init__.py"),
+                        "json/__init__.py");
+    assert_string_equal(trk_display_path("/home/u/proj/pkg/__init__.py"), "pkg/__init__.py");
+    assert_string_equal(trk_display_path("/home/u/proj/train.py"), "train.py");
+    assert_string_equal(trk_display_path("<frozen runpy>"), "<frozen runpy>");
+    assert_string_equal(trk_display_path("prog.c"), "prog.c");
+}
+
 static void test_hiding_rules(void **state)
 {
     (void)state;
@@ -215,10 +233,29 @@ static void test_hiding_rules(void **state)
         ;
     struct trk_symbolizer *s = trk_symbolizer_new(r, NULL);
 
-    /* Default: the interpreter's frames go, list_resize at the allocation
-     * too (the Python line is the site), runpy goes, the allocators are
-     * dropped. */
+    /* Default, Python first: a stack with Python frames reads Python only
+     * (native frames inside and between them, libc's start above them
+     * go), so an extension's or a helper's allocation is its Python
+     * line's; a stack without Python frames keeps its native frames. */
     struct trk_frames_options o = {0};
+    assert_string_equal(frames_of(r, s, S_REALLOC, &o),
+                        "append_items:12 exec_module:940 _call_with_frames_removed:241 <module>:10");
+    assert_string_equal(frames_of(r, s, S_FOO_MALLOC, &o),
+                        "exec_module:940 _call_with_frames_removed:241 <module>:10");
+    assert_string_equal(frames_of(r, s, S_HELPER_MALLOC, &o),
+                        "append_items:12 exec_module:940 _call_with_frames_removed:241 <module>:10");
+    assert_string_equal(frames_of(r, s, S_NATIVE_MALLOC, &o),
+                        "list_resize main __libc_start_call_main");
+    o.hide_imports = 1;
+    assert_string_equal(frames_of(r, s, S_REALLOC, &o), "append_items:12 <module>:10");
+    o = (struct trk_frames_options){.keep_allocator_frames = 1};
+    assert_string_equal(frames_of(r, s, S_REALLOC, &o),
+                        "append_items:12 exec_module:940 _call_with_frames_removed:241 <module>:10");
+
+    /* --native, hybrid stacks: the interpreter's frames go, list_resize at
+     * the allocation too (the Python line is the site), runpy goes, the
+     * allocators are dropped. */
+    o = (struct trk_frames_options){.native = 1};
     assert_string_equal(frames_of(r, s, S_REALLOC, &o),
                         "append_items:12 exec_module:940 "
                         "_call_with_frames_removed:241 <module>:10 __libc_start_call_main");
@@ -236,7 +273,7 @@ static void test_hiding_rules(void **state)
                         "list_resize main __libc_start_call_main");
 
     /* --hide-imports: importlib's frames go too. */
-    o.hide_imports = 1;
+    o = (struct trk_frames_options){.native = 1, .hide_imports = 1};
     assert_string_equal(frames_of(r, s, S_REALLOC, &o),
                         "append_items:12 <module>:10 __libc_start_call_main");
 
@@ -250,7 +287,7 @@ static void test_hiding_rules(void **state)
 
     /* Allocator frames kept: libc's stays, CPython's PyMem_Realloc is the
      * interpreter's and goes. */
-    o = (struct trk_frames_options){.keep_allocator_frames = 1};
+    o = (struct trk_frames_options){.keep_allocator_frames = 1, .native = 1};
     assert_string_equal(frames_of(r, s, S_REALLOC, &o),
                         "realloc append_items:12 exec_module:940 "
                         "_call_with_frames_removed:241 <module>:10 __libc_start_call_main");
@@ -527,6 +564,7 @@ static void test_split_by_import(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_display_path),
         cmocka_unit_test(test_hiding_rules),
         cmocka_unit_test(test_leaks_at_mark),
         cmocka_unit_test(test_import_tree),

@@ -77,6 +77,17 @@ test('basename', () => {
   assert.strictEqual(T.basename('dir/'), '');
 });
 
+test('shortPath: a path that identifies the file, never a bare __init__.py', () => {
+  const sp = T.shortPath;
+  assert.strictEqual(sp('/venv/lib/python3.11/site-packages/torch/nn/modules/linear.py'),
+    'torch/nn/modules/linear.py');
+  assert.strictEqual(sp('/usr/lib/python3/dist-packages/numpy/__init__.py'), 'numpy/__init__.py');
+  assert.strictEqual(sp('/usr/lib/python3.11/json/__init__.py'), 'json/__init__.py');
+  assert.strictEqual(sp('/home/u/proj/pkg/__init__.py'), 'pkg/__init__.py');
+  assert.strictEqual(sp('/home/u/proj/train.py'), 'train.py');
+  assert.strictEqual(sp('<frozen runpy>'), '<frozen runpy>');
+});
+
 // ---- decode.js ---------------------------------------------------------------
 
 // A block as src/report/flamegraph.c writes it (the fields decode.js reads):
@@ -129,6 +140,20 @@ test('decode: names, files, lines, modules and kinds through the string table', 
   assert.strictEqual(m.modOf(5), '');
   assert.strictEqual(m.kindOf(5), T.K_OTHER);
   assert.strictEqual(T.KINDS[m.kindOf(5)], 'other');
+});
+
+test('labelOf: Python boxes read "func file:line", native ones their function', () => {
+  const b = block();
+  b.strings.push('/venv/lib/python3.11/site-packages/pkg/__init__.py', '<module>');
+  b.locs.fn[1] = 6; // alloc_a -> <module>, a Python frame in pkg/__init__.py
+  b.locs.file[1] = 5;
+  b.locs.kind[1] = T.K_PYTHON;
+  const m = T.decode(b);
+  assert.strictEqual(m.labelOf(0), 'all');
+  assert.strictEqual(m.labelOf(1), 'main'); // native: the function alone
+  assert.strictEqual(m.labelOf(2), '<module> pkg/__init__.py:20');
+  assert.strictEqual(m.labelOf(5), 'main'); // synthetic: no file
+  assert.strictEqual(m.fnOf(2), '<module>');
 });
 
 test('values: self rows by node delta, totals up the tree, thread filter', () => {

@@ -12,6 +12,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,8 +37,36 @@ __attribute__((noinline)) static PyObject *alloc_block(PyObject *self, PyObject 
     return capsule;
 }
 
+/* A native thread's block: its stack has no Python frame at all (the
+ * thread never runs Python), so reports keep its native frames. */
+static void *native_kept;
+
+__attribute__((noinline)) static void *native_thread_main(void *arg)
+{
+    native_kept = malloc((size_t)arg); /* @native_thread_malloc */
+    if (native_kept)
+        memset(native_kept, 2, (size_t)arg);
+    return NULL;
+}
+
+/* native_thread_block(n): a native thread mallocs n bytes, kept until exit. */
+static PyObject *native_thread_block(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    Py_ssize_t n = PyLong_AsSsize_t(arg);
+    if (n < 0)
+        return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_ValueError, "negative size");
+    pthread_t t;
+    if (pthread_create(&t, NULL, native_thread_main, (void *)(size_t)n) != 0)
+        return PyErr_Format(PyExc_OSError, "pthread_create failed");
+    pthread_join(t, NULL);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef trkext_methods[] = {
     {"alloc_block", alloc_block, METH_O, "alloc_block(n): a capsule owning malloc(n)"},
+    {"native_thread_block", native_thread_block, METH_O,
+     "native_thread_block(n): a native thread mallocs n bytes, kept"},
     {NULL, NULL, 0, NULL},
 };
 
