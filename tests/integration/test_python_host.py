@@ -151,9 +151,9 @@ def test_own_work_not_recorded(env):
             # dependent caches (the type attribute cache is indexed by
             # object addresses) see a different heap. Before the fix the
             # difference was thousands of blocks.
-            le(abs(py_on["exit_leaked_allocations"] - off["exit_leaked_allocations"]), 1,
+            le(abs(py_on["exit_leaked_allocations"] - off["exit_leaked_allocations"]), 2,
                "%s -c %r: blocks live at exit, Python support vs --no-python" % (py, code))
-            le(abs(py_on["exit_leaked_bytes"] - off["exit_leaked_bytes"]), 512,
+            le(abs(py_on["exit_leaked_bytes"] - off["exit_leaked_bytes"]), 2048,
                "%s -c %r: bytes live at exit, Python support vs --no-python" % (py, code))
             extra[code] = (py_on["allocations"] - off["allocations"],
                            py_on["bytes_allocated"] - off["bytes_allocated"])
@@ -162,8 +162,10 @@ def test_own_work_not_recorded(env):
         # What the script does after start-up costs the program nothing: a
         # few allocations either way are libc's and the loader's (paths).
         (na, nb), (ia, ib) = extra["pass"], extra[IMPORTS]
-        le(abs(ia - na), 8, "%s: extra allocations importing modules minus extra for pass" % py)
-        le(abs(ib - nb), 4096, "%s: extra bytes importing modules minus extra for pass" % py)
+        # Bounds far under the old cost (+180 allocations, +1.4 MB for the
+        # imports) and over the noise seen on a loaded CI machine (4,160 B).
+        le(abs(ia - na), 32, "%s: extra allocations importing modules minus extra for pass" % py)
+        le(abs(ib - nb), 64 << 10, "%s: extra bytes importing modules minus extra for pass" % py)
 
 
 if __name__ == "__main__":
