@@ -189,3 +189,24 @@ char *trk_cli_follow_capture(const char *path, bool all, FILE *notes)
     free(root);
     return chosen;
 }
+
+char *trk_cli_set_root_of(const char *const *files, int n, char *err, size_t errlen)
+{
+    struct hdr first, h;
+    int k = 0;
+    while (k < n && !read_hdr(files[k], &first))
+        k++;
+    /* None readable: the report on the first says why. */
+    if (k == n)
+        return strdup(files[0]);
+    for (int i = k + 1; i < n; i++)
+        if (read_hdr(files[i], &h) && h.session != first.session) {
+            snprintf(err, errlen, "'%s' and '%s' are captures of different runs", files[k],
+                     files[i]);
+            return NULL;
+        }
+    char *root = set_root(files[k], first.session);
+    if (!root)
+        snprintf(err, errlen, "out of memory");
+    return root;
+}

@@ -74,8 +74,11 @@ struct trk_cli_opt {
     unsigned flags;
 };
 
-/* The operands of a command that reads one capture. */
-#define TRK_CLI_ONE_CAPTURE .what = "one capture file", .min_operands = 1, .max_operands = 1
+/* The operands of a command that reads one capture, or several captures of
+ * one run (the shell's `<stem>.*.bin`): those stand for the run's root
+ * capture read as with --all (struct trk_cli_args, set). */
+#define TRK_CLI_ONE_CAPTURE                                                                        \
+    .what = "one capture file", .min_operands = 1, .max_operands = 1, .capture_set = true
 
 /* A table ends with an entry whose name and short_name are both empty. A
  * command has up to TRK_CLI_TABLES tables, each with its own base struct
@@ -93,6 +96,7 @@ struct trk_cli_cmd {
     int min_operands, max_operands;
     bool stop_at_operand; /* options end at the first operand (run: the program) */
     bool show_in_usage;   /* the global usage lists its options in full */
+    bool capture_set;     /* several operands: captures of one run (TRK_CLI_ONE_CAPTURE) */
     const struct trk_cli_opt *tables[TRK_CLI_TABLES];
 };
 
@@ -101,6 +105,9 @@ struct trk_cli_args {
     const char *operands[2];
     int noperands;
     int rest; /* with stop_at_operand: argv index of the first operand, else argc */
+    /* capture_set and several operands: operands[0] is their run's root
+     * capture, to be read as with --all (every capture of the run). */
+    bool set;
 };
 
 /* Parses argv (argv[0] is the command name) against c's tables, storing
@@ -211,6 +218,12 @@ void trk_list_captures(const char *root, uint64_t session, FILE *f);
  * (when not NULL) one line when it followed, and one naming the rest of
  * the capture set and which captures hold a Python interpreter. */
 char *trk_cli_follow_capture(const char *path, bool all, FILE *notes);
+/* The root capture (malloc'd) of the run that files (n >= 1, as the shell
+ * expanded `<stem>.*.bin`, in any order, with or without the root) belong
+ * to (capture_chain.c); files that cannot be read are left to the report.
+ * NULL with a one-line message in err when two are of different runs (or
+ * memory ran out). */
+char *trk_cli_set_root_of(const char *const *files, int n, char *err, size_t errlen);
 /* python, python3, python3.11: a file name (any directory) that names a
  * Python interpreter (capture_chain.c; run and the reports both ask). */
 bool trk_cli_python_name(const char *path);

@@ -96,6 +96,7 @@ static int parse(int argc, char **argv, struct opts *o, const char **file)
     if (rc >= 0)
         return rc;
     *file = args.operands[0];
+    o->ro.all |= args.set;
     if (o->fmt < 0) {
         trk_cli_error("export needs --format pprof|speedscope|chrome-trace|folded");
         return TRK_EXIT_USAGE;

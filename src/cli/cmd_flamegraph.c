@@ -93,6 +93,7 @@ static int parse(int argc, char **argv, struct opts *o, const char **file)
     if (rc >= 0)
         return rc;
     *file = args.operands[0];
+    o->ro.all |= args.set;
     o->ro.by_import = o->fo.by_import;
     if (o->fo.temporal) {
         /* --by-import splits sites by import chain; the temporal pass finds

@@ -78,6 +78,7 @@ int trk_cmd_imports(int argc, char **argv)
     trk_report_opts_init(&m.ro);
     int rc = trk_cli_parse(&trk_imports_cmd, (void *[]){&m}, argc, argv, &args);
     if (rc < 0) {
+        m.io.all |= args.set;
         /* As every report: the run's file stands for its last exec'd image. */
         char *file = trk_cli_follow_capture(args.operands[0], m.io.all, stderr);
         m.file = file ? file : args.operands[0];

@@ -99,8 +99,10 @@ int trk_cmd_leaks(int argc, char **argv)
     struct trk_cli_args args;
     trk_report_opts_init(&l.ro);
     int rc = trk_cli_parse(&trk_leaks_cmd, (void *[]){&l, &l.ro, &l.ro}, argc, argv, &args);
-    if (rc < 0)
+    if (rc < 0) {
+        l.ro.all |= args.set;
         rc = leaks(&l, args.operands[0]);
+    }
     trk_suppressions_free(&l.sup);
     trk_report_opts_free(&l.ro);
     return rc;

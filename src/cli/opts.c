@@ -266,6 +266,26 @@ static int parse_short(const struct trk_cli_cmd *c, void *const *bases, int argc
     return -1;
 }
 
+/* Several captures of one run (`tracker summary out.*.bin`): they stand for
+ * the run's root read as with --all. The root lives until exit (a report
+ * runs once per process). Returns -1 to go on, else the exit code. */
+static int capture_set(const struct trk_cli_cmd *c, char **argv, struct trk_cli_args *out)
+{
+    static char *root;
+    char err[2200];
+    free(root);
+    root = trk_cli_set_root_of((const char *const *)argv + 1, out->noperands, err, sizeof(err));
+    if (!root) {
+        trk_cli_error("%s: %s", c->name, err);
+        return TRK_EXIT_USAGE;
+    }
+    out->operands[0] = root;
+    out->operands[1] = NULL;
+    out->noperands = 1;
+    out->set = true;
+    return -1;
+}
+
 int trk_cli_parse(const struct trk_cli_cmd *c, void *const *bases, int argc, char **argv,
                   struct trk_cli_args *out)
 {
@@ -279,11 +299,15 @@ int trk_cli_parse(const struct trk_cli_cmd *c, void *const *bases, int argc, cha
                 out->rest = i;
                 break;
             }
-            if (out->noperands == c->max_operands) {
+            if (out->noperands == c->max_operands && !c->capture_set) {
                 trk_cli_error("%s: expected %s; '%s' is one too many", c->name, c->what, a);
                 return TRK_EXIT_USAGE;
             }
-            out->operands[out->noperands++] = a;
+            /* Every operand is also gathered at argv[1..], over slots
+             * already read (an operand's slot is at or after its index). */
+            if (out->noperands < 2)
+                out->operands[out->noperands] = a;
+            argv[1 + out->noperands++] = (char *)a;
             continue;
         }
         if (strcmp(a, "--") == 0) {
@@ -310,6 +334,8 @@ int trk_cli_parse(const struct trk_cli_cmd *c, void *const *bases, int argc, cha
         trk_cli_error("%s: expected %s (see 'tracker %s --help')", c->name, c->what, c->name);
         return TRK_EXIT_USAGE;
     }
+    if (c->capture_set && out->noperands > 1)
+        return capture_set(c, argv, out);
     return -1;
 }
 

@@ -125,6 +125,7 @@ int trk_cli_report_main(const struct trk_cli_cmd *c, void *const *bases, int arg
         for (int i = 0; i < args.noperands; i++)
             job->files[i] = args.operands[i];
         job->nfiles = (size_t)args.noperands;
+        job->ro->all |= args.set;
         rc = trk_cli_report(job);
     }
     trk_report_opts_free(job->ro);

@@ -361,6 +361,7 @@ def test_threads_and_sizes(env):
 
 def test_bad_input(env):
     good, _ = capture(env, "stacks_chain", [2, 10, 1])
+    other, _ = capture(env, "stacks_chain", [2, 10, 1])
     missing = os.path.join(env.tmp, "nope.bin")
     corrupt = os.path.join(env.tmp, "corrupt.bin")
     rnd = random.Random(7)
@@ -377,7 +378,8 @@ def test_bad_input(env):
             expect_error(env, [cmd, "--json", path], 1, "%s --json %s" % (cmd, what))
         expect_error(env, [cmd, "--bogus", good], 2, "%s unknown option" % cmd)
         expect_error(env, [cmd], 2, "%s without a file" % cmd)
-        expect_error(env, [cmd, good, good], 2, "%s with two files" % cmd)
+        # Several files are captures of one run (issue 10 §5): two runs' are refused.
+        expect_error(env, [cmd, good, other], 2, "%s with two runs' files" % cmd)
         expect_error(env, [cmd, "--temp-allocs", "x", good], 2, "%s bad --temp-allocs" % cmd)
         expect_error(env, [cmd, "--debug-dir"], 2, "%s --debug-dir without a value" % cmd)
     expect_error(env, ["diff", good], 2, "diff with one file")
