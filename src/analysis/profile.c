@@ -133,6 +133,41 @@ static inline unsigned hist_bucket(uint64_t size)
     return b < TRK_HIST_BUCKETS ? b : TRK_HIST_BUCKETS - 1;
 }
 
+/* The heap block e made live at site si: into the live map, its site, the
+ * heap total and its peaks. Shared by the program's allocations and the
+ * blocks a fork child inherited; inlined like alloc_block, for the same
+ * reason. */
+static inline __attribute__((always_inline)) void heap_block_live(struct trk_prof_ctx *c,
+                                                                  const struct trk_event *e,
+                                                                  uint32_t si, uint64_t ord,
+                                                                  bool drv)
+{
+    struct trk_stats *st = c->st;
+    uint64_t rel = trk_prof_rel(c, e->ts);
+    struct trk_timeline_point *pt = trk_prof_tl_at(c, rel);
+    uint64_t size = e->size > TRK_LIVE_SIZE_MASK ? TRK_LIVE_SIZE_MASK : e->size;
+    struct trk_live_block blk = {.size = size, .ts = e->ts, .ord = ord, .site = si}, old;
+    int rc = trk_live_map_put(&c->live, e->addr, &blk, &old);
+    if (rc < 0) {
+        c->oom = true;
+        return;
+    }
+    /* A block handed out twice means its free was lost: replace it. */
+    if (rc == 1)
+        drop_replaced(c, &old);
+    trk_prof_site_add(c, &c->sites[si], size, 1);
+    c->live_bytes += size;
+    if (drv)
+        driver_heap_add(c, size);
+    if (c->live_bytes > st->peak_heap_bytes) {
+        st->peak_heap_bytes = c->live_bytes;
+        new_max(c, TRK_SPACE_HEAP, rel);
+    }
+    hm_grew(c, rel);
+    if (c->live_bytes > pt->heap)
+        pt->heap = c->live_bytes;
+}
+
 /* The heap rules, for the program's blocks (drv false) and the driver's
  * (drv true, the class of driver sites). Always inlined: with constant
  * arguments the program's path carries nothing of the driver's. */
@@ -164,29 +199,7 @@ alloc_block(struct trk_prof_ctx *c, const struct trk_event *e, uint32_t cls, boo
     if (e->addr == 0)
         return; /* a failed allocation holds nothing */
 
-    uint64_t rel = trk_prof_rel(c, e->ts);
-    struct trk_timeline_point *pt = trk_prof_tl_at(c, rel);
-    uint64_t size = e->size > TRK_LIVE_SIZE_MASK ? TRK_LIVE_SIZE_MASK : e->size;
-    struct trk_live_block blk = {.size = size, .ts = e->ts, .ord = ord, .site = si}, old;
-    int rc = trk_live_map_put(&c->live, e->addr, &blk, &old);
-    if (rc < 0) {
-        c->oom = true;
-        return;
-    }
-    /* A block handed out twice means its free was lost: replace it. */
-    if (rc == 1)
-        drop_replaced(c, &old);
-    trk_prof_site_add(c, s, size, 1);
-    c->live_bytes += size;
-    if (drv)
-        driver_heap_add(c, size);
-    if (c->live_bytes > st->peak_heap_bytes) {
-        st->peak_heap_bytes = c->live_bytes;
-        new_max(c, TRK_SPACE_HEAP, rel);
-    }
-    hm_grew(c, rel);
-    if (c->live_bytes > pt->heap)
-        pt->heap = c->live_bytes;
+    heap_block_live(c, e, si, ord, drv);
 }
 
 /* Host memory the GPU driver allocated: tallied, then counted (or hidden). */
@@ -218,30 +231,7 @@ static __attribute__((noinline)) void inherited_alloc(struct trk_prof_ctx *c,
     uint32_t si = trk_prof_site_of(c, ti, e->stack, TRK_SPACE_HEAP);
     if (si == TRK_PROF_NONE)
         return;
-    uint64_t rel = trk_prof_rel(c, e->ts);
-    struct trk_timeline_point *pt = trk_prof_tl_at(c, rel);
-    uint64_t size = e->size > TRK_LIVE_SIZE_MASK ? TRK_LIVE_SIZE_MASK : e->size;
-    struct trk_live_block blk = {.size = size,
-                                 .ts = e->ts,
-                                 .ord = c->threads[ti].nallocs,
-                                 .site = si},
-                          old;
-    int rc = trk_live_map_put(&c->live, e->addr, &blk, &old);
-    if (rc < 0) {
-        c->oom = true;
-        return;
-    }
-    if (rc == 1)
-        drop_replaced(c, &old);
-    trk_prof_site_add(c, &c->sites[si], size, 1);
-    c->live_bytes += size;
-    if (c->live_bytes > st->peak_heap_bytes) {
-        st->peak_heap_bytes = c->live_bytes;
-        new_max(c, TRK_SPACE_HEAP, rel);
-    }
-    hm_grew(c, rel);
-    if (c->live_bytes > pt->heap)
-        pt->heap = c->live_bytes;
+    heap_block_live(c, e, si, c->threads[ti].nallocs, false);
 }
 
 static void on_alloc(struct trk_prof_ctx *c, const struct trk_event *e)
