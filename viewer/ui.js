@@ -83,6 +83,15 @@
           '`tracker flamegraph --mmap` adds the arenas, under the stacks that grew them; ' +
           '`tracker run --python-allocators` records each object.');
     }
+    // Hidden frames are said, not silently dropped.
+    if (d.allocator_frames === false) {
+      const hint = el('div', 'hint');
+      hint.id = 'allocator-hint';
+      hint.textContent = 'Allocator frames (malloc, operator new, the GPU runtimes and drivers, ' +
+        "PyTorch's allocators) are hidden: a box is the code that asked for the memory; " +
+        '`tracker flamegraph --keep-allocator-frames` draws them.';
+      $('facts').after(hint);
+    }
     if (caps.length > 1) {
       const list = el('div', 'hint');
       list.textContent = caps.map((c) => 'pid ' + c.pid + ': ' + T.commandLine(c.argv)).join(' · ');

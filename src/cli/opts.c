@@ -477,7 +477,9 @@ const struct trk_cli_opt trk_cli_report_opts[] = {
     {"--no-driver-host", 0, TRK_CLI_FLAG, RO(no_driver_host),
      .help = "leave out host memory the GPU driver allocated itself"},
     {"--keep-allocator-frames", 0, TRK_CLI_FLAG, RO(keep_allocator_frames),
-     .help = "keep operator new, jemalloc and tracker frames"},
+     .help = "keep the allocators' frames (malloc, operator new, jemalloc,\n"
+             "the CUDA/HIP runtimes and drivers, PyTorch's allocators)\n"
+             "and the tracker's"},
     {"--native", 0, TRK_CLI_FLAG, RO(native),
      .help = "hybrid Python stacks: the native frames under and between\n"
              "Python frames too (by default a stack with Python frames\n"

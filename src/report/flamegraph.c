@@ -320,11 +320,11 @@ static int write_fixed(FILE *f, struct trk_fg_model *m, const struct trk_report_
     fprintf(f,
             "{\"format\":%d,\"tool\":\"tracker %s\",\"select\":\"%s\",\"inverted\":%s,"
             "\"temporal\":%s,\"threads_on\":%s,\"by_import\":%s,\"spaces\":\"%s\","
-            "\"frames\":\"%s\",",
+            "\"allocator_frames\":%s,\"frames\":\"%s\",",
             TRK_FG_DATA_FORMAT, TRK_VERSION, trk_select_name(fo->select),
             fo->inverted ? "true" : "false", fo->temporal ? "true" : "false",
             fo->threads ? "true" : "false", fo->by_import ? "true" : "false",
-            spaces_label(o, label, sizeof(label)),
+            spaces_label(o, label, sizeof(label)), o->keep_allocator_frames ? "true" : "false",
             /* Which frames Python stacks show (trk_frames_options): the
              * page says so, and how to get the others. */
             o->python_internals ? "internals"

@@ -124,8 +124,13 @@ static void print_text(FILE *out, const struct trk_report_set *s, const struct t
     }
     /* Two counts, because "allocations" alone was read both ways. */
     fputs("own/total: bytes live at the peak made here (innermost frame) / below here;\n"
-          "at peak: own blocks live at the peak; allocations: made here over the whole run\n\n",
+          "at peak: own blocks live at the peak; allocations: made here over the whole run\n",
           out);
+    if (!o->keep_allocator_frames)
+        fputs("allocator frames (malloc, operator new, the GPU runtimes and drivers, PyTorch's "
+              "allocators) are hidden: --keep-allocator-frames shows them\n",
+              out);
+    fputc('\n', out);
     fprintf(out, "%10s %10s %10s %12s  %s\n", "own", "total", "at peak", "allocations", "location");
     for (size_t i = 0; i < shown; i++) {
         const struct acc *x = rows[i].a;
