@@ -688,5 +688,33 @@ def test_torch_note_without_no_caching(env):
             eq(note in cp.stdout.decode(), want, "%s %s: the caching note" % (extra, cmd))
 
 
+def test_run_on_gpu_tally(env):
+    """tests/gpu/run_on_gpu.sh counts the checks it ran (it said "0 checks,
+    0 failed" after 29 on an H100: its tally ran in a pipe's subshell). Run
+    here with a stand-in nvcc whose "gpu_raw" is gpu_driver on the fake
+    driver: whatever passes or fails, the final count must be the number of
+    ok/FAIL lines printed, and the exit status must follow the failures."""
+    import re
+    import stat
+    d = env.tmpdir("rog")
+    nvcc = os.path.join(d, "nvcc")
+    with open(nvcc, "w") as f:
+        f.write('#!/bin/sh\nwhile [ "$1" != -o ]; do shift; done\n'
+                'printf "#!/bin/sh\\nexec %s basic\\n" >"$2"\nchmod +x "$2"\n'
+                % env.prog("gpu_driver"))
+    os.chmod(nvcc, stat.S_IRWXU)
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "run_on_gpu.sh")
+    build = os.path.dirname(os.path.abspath(env.tracker))
+    cp = env.run_raw(["sh", script, build], timeout=600,
+                     env={"NVCC": nvcc, "LD_LIBRARY_PATH": fake(env, "cuda")})
+    out = cp.stdout.decode(errors="replace")
+    results = re.findall(r"^  (ok|FAIL) ", out, re.M)
+    final = re.findall(r"^run_on_gpu: (\d+) checks, (\d+) failed", out, re.M)
+    check(len(results) >= 10, "run_on_gpu.sh ran its checks:\n%s" % out[-3000:])
+    eq(final and (int(final[-1][0]), int(final[-1][1])),
+       (len(results), results.count("FAIL")), "run_on_gpu.sh's final count")
+    eq(cp.returncode != 0, "FAIL" in results, "exit status follows the failures")
+
+
 if __name__ == "__main__":
     sys.exit(harness.main(globals()))
