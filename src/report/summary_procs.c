@@ -70,8 +70,8 @@ static int cmp_ranked(const void *pa, const void *pb)
 
 /* The captures to show, largest first, at most limit (0: all). Returns the
  * number shown, NULL order on allocation failure (then: set order). */
-static size_t order(const struct trk_report_set *s, const struct trk_report_opts *o,
-                    size_t limit, struct ranked **out)
+static size_t order(const struct trk_report_set *s, const struct trk_report_opts *o, size_t limit,
+                    struct ranked **out)
 {
     struct ranked *v = malloc((s->n ? s->n : 1) * sizeof(*v));
     if (v) {
