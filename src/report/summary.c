@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "report/summary_extra.h"
+#include "report/python_note.h"
 #include "report/summary_procs.h"
 #include "common/grow.h"
 #include "report/report_internal.h"
@@ -117,6 +118,7 @@ static void print_text(FILE *out, const struct trk_report_set *s, const struct t
     char a[32], b[32], c[32], d[32];
     trk_rprint_headers(out, s, o);
     trk_rprint_torch_note(out, &s, 1);
+    trk_rprint_arenas_note(out, s, o);
     trk_summary_print_processes(out, s, o, limit);
     fputc('\n', out);
     if (nrows == 0) {
@@ -215,6 +217,7 @@ static void print_json(FILE *out, const struct trk_report_set *s, const struct t
         if (o->gpu)
             json_gpu_peaks(&j, s, o);
     }
+    trk_rjson_arenas_note(&j, s, o);
     trk_summary_json_processes(&j, s, o, limit);
     trk_rjson_begin_array(&j, "locations");
     for (size_t i = 0; i < shown; i++) {

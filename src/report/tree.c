@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "report/report_internal.h"
+#include "report/python_note.h"
 #include "report/summary_procs.h"
 
 /* Past this depth lines stop moving right and say their depth instead. */
@@ -296,6 +297,8 @@ int trk_report_tree(const struct trk_report_set *s, const struct trk_report_opts
     } else {
         trk_rprint_headers(out, s, o);
         trk_rprint_torch_note(out, &s, 1);
+        if (to->select == TRK_SEL_PEAK)
+            trk_rprint_arenas_note(out, s, o);
         if (to->select == TRK_SEL_LEAKS)
             trk_rprint_leaks_note(out, &s, 1);
         print_text(out, &t, om, to->select, to->threshold_pct, at_script_end(s),
