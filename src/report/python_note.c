@@ -50,7 +50,8 @@ void trk_rjson_arenas_note(struct trk_rjson *j, const struct trk_report_set *s,
         return;
     trk_rjson_begin_object(j, "python_arenas_not_shown");
     trk_rjson_u64(j, "mapped_peak_bytes", m);
-    trk_rjson_string(j, "how", "--mmap counts pymalloc's arenas; tracker run "
-                                "--python-allocators records each object");
+    trk_rjson_string(j, "how",
+                     "--mmap counts pymalloc's arenas; tracker run "
+                     "--python-allocators records each object");
     trk_rjson_end_object(j);
 }
