@@ -6,19 +6,12 @@ cd "$(dirname "$0")/.."
 sh scripts/deps.sh
 [ -d build ] || meson setup build --buildtype=release >/dev/null
 ninja -C build
-mkdir -p out
-./build/tracker run -f -o out/demo.bin -- ./build/examples/demo
-./build/tracker stats out/demo.bin | tee out/demo-stats.txt
-./build/tracker stats --json out/demo.bin > out/demo-stats.json
-./build/tracker leaks out/demo.bin > out/demo-leaks.txt
-./build/tracker flamegraph -f -o out/demo.html out/demo.bin
-# The same for Python, with the system interpreter.
-./build/tracker run -f -o out/demo-py.bin --python /usr/bin/python3 examples/demo.py
-./build/tracker leaks out/demo-py.bin > out/demo-py-leaks.txt
-./build/tracker imports out/demo-py.bin > out/demo-py-imports.txt
-./build/tracker flamegraph -f -o out/demo-py.html out/demo-py.bin
+# The C and Python examples (Python also through a pyenv-like shim), reports on disk.
+sh scripts/example.sh build out
+cat out/demo-stats.txt
 echo
 echo "setup: capture written to $(pwd)/out/demo.bin"
 echo "setup: report written to $(pwd)/out/demo.html (flamegraph and memory timeline; open it in a browser)"
 echo "setup: totals in out/demo-stats.txt (JSON: out/demo-stats.json), leaks in out/demo-leaks.txt"
 echo "setup: Python example: out/demo-py.html, leaks in out/demo-py-leaks.txt, memory by import in out/demo-py-imports.txt"
+echo "setup: Python through a pyenv-like shim (out/shim/python3): out/demo-shim.html, out/demo-shim-summary.txt"

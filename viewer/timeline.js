@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 //
 // timeline.js - the memory-over-time chart: heap, anonymous mmap and RSS
-// lines, the heap peak marked, a hover read-out and, in temporal mode, a
+// lines (over several processes: each process's own lines, one process's,
+// or their labelled sum), series hidden from the legend, a linear or log
+// scale, the heap peak marked, a hover read-out and, in temporal mode, a
 // brush that selects a range of time buckets. Must not: compute flamegraph
 // values (it reports the range; ui.js recomputes), or build DOM text from
 // data except through textContent.
@@ -11,14 +13,45 @@
 
   const PAD = { l: 70, r: 12, t: 10, b: 20 };
   const GPU_COLORS = ['#8e44ad', '#16a085', '#c0392b', '#7f8c8d'];
+  const PROC_COLORS = ['#2b63d9', '#e0862a', '#16a085', '#8e44ad', '#c0392b', '#7f8c8d', '#d4a106', '#1f8fb8'];
 
-  // The lines of a timeline: heap, anonymous mmap, RSS, then one per GPU
-  // device when the data has them (tl.gpu: [{device, live}]).
-  T.series = function (tl) {
+  // "pid N prog": a process's line, its program's name (two images of one
+  // pid, before and after exec, read apart).
+  T.procName = function (p, caps) {
+    const c = caps && caps[p.cap];
+    const argv0 = c && (c.argv && c.argv.length ? c.argv[0] : c.exe);
+    return 'pid ' + p.pid + (argv0 ? ' ' + String(argv0).split('/').pop() : '');
+  };
+
+  // The lines of a timeline. view (several captures, tl.procs): 'each'
+  // (each process's heap), 'sum' (heap, mmap and RSS added over the
+  // processes, labelled so: summed RSS counts shared pages once per
+  // process) or a process's index in tl.procs (its heap, mmap and RSS).
+  // One capture: heap, anonymous mmap, RSS, then one per GPU device when
+  // the data has them (tl.gpu: [{device, live}]).
+  T.series = function (tl, view, caps) {
+    const procs = tl.procs || [];
+    if (procs.length && view === 'each')
+      return procs.map((p, i) => ({
+        label: T.procName(p, caps) + ' heap',
+        color: PROC_COLORS[i % PROC_COLORS.length],
+        values: p.heap,
+        main: true,
+      }));
+    if (procs.length && typeof view === 'number' && procs[view]) {
+      const p = procs[view];
+      const who = ', ' + T.procName(p, caps);
+      return [
+        { label: 'heap' + who, color: '#2b63d9', values: p.heap, main: true },
+        { label: 'anonymous mmap' + who, color: '#e0862a', values: p.mmap },
+        { label: 'RSS' + who, color: '#8c95a8', values: p.rss },
+      ];
+    }
+    const sum = procs.length ? ', sum of ' + (procs.length + (tl.procs_omitted || 0)) + ' processes' : '';
     const out = [
-      { label: 'heap', color: '#2b63d9', values: tl.heap, main: true },
-      { label: 'anonymous mmap', color: '#e0862a', values: tl.mmap },
-      { label: 'RSS', color: '#8c95a8', values: tl.rss },
+      { label: 'heap' + sum, color: '#2b63d9', values: tl.heap, main: true },
+      { label: 'anonymous mmap' + sum, color: '#e0862a', values: tl.mmap },
+      { label: 'RSS' + sum, color: '#8c95a8', values: tl.rss },
     ];
     (tl.gpu || []).forEach((g, i) =>
       out.push({
@@ -33,7 +66,7 @@
   class Timeline {
     // tl: the data's timeline; end: the run's length in ns; tm: the
     // temporal block or null; onRange(range or null) when the brush moves.
-    constructor(canvas, tip, tl, end, tm, onRange) {
+    constructor(canvas, tip, tl, end, tm, onRange, caps) {
       this.c = canvas;
       this.tip = tip;
       this.tl = tl;
@@ -43,10 +76,13 @@
       if (tm) this.end = Math.max(this.end, 1);
       this.range = null; // {s, e} buckets
       this.high = -1; // bucket whose high point the flamegraph shows
-      let max = 1;
-      this.series = T.series(tl);
-      for (const s of this.series) for (const v of s.values) if (v > max) max = v;
-      this.max = max * 1.08;
+      this.caps = caps;
+      // Several processes: each one's heap by default, never one sum
+      // passed off as a process's memory.
+      this.view = tl.procs && tl.procs.length ? 'each' : 'sum';
+      this.hidden = new Set(); // labels of series switched off in the legend
+      this.scale = 'linear';
+      this.setSeries();
       this.drag = null;
       canvas.addEventListener('mousemove', (e) => this.move(e));
       canvas.addEventListener('mouseleave', () => (this.tip.hidden = true));
@@ -55,6 +91,57 @@
         canvas.addEventListener('mousedown', (e) => this.down(e));
         window.addEventListener('mouseup', (e) => this.up(e));
       }
+    }
+
+    // The series of the view and the scale's top over those shown.
+    setSeries() {
+      this.series = T.series(this.tl, this.view, this.caps);
+      let max = 1;
+      for (const s of this.shown()) for (const v of s.values) if (v > max) max = v;
+      this.max = max * 1.08;
+    }
+
+    shown() {
+      return this.series.filter((s) => !this.hidden.has(s.label));
+    }
+
+    setView(v) {
+      this.view = v;
+      this.setSeries();
+      this.draw();
+    }
+
+    // Shows or hides a series (a legend click); returns whether it is shown.
+    toggle(label) {
+      if (this.hidden.has(label)) this.hidden.delete(label);
+      else this.hidden.add(label);
+      this.setSeries();
+      this.draw();
+      return !this.hidden.has(label);
+    }
+
+    setScale(s) {
+      this.scale = s === 'log' ? 'log' : 'linear';
+      this.draw();
+    }
+
+    // The point marked: the peak of what is drawn. One capture or the sum:
+    // the data's peak; one process: its heap's highest point; each
+    // process: the highest of their peaks, named.
+    marker() {
+      const tl = this.tl;
+      if (this.view === 'sum' || !tl.procs || !tl.procs.length)
+        return { t: tl.peak_t, v: tl.peak_heap, label: 'peak ' + T.bytes(tl.peak_heap) };
+      let best = null;
+      for (const s of this.shown()) {
+        if (!s.main) continue;
+        s.values.forEach((v, i) => {
+          if (!best || v > best.v) best = { t: tl.t[i], v, name: s.label };
+        });
+      }
+      if (!best) return null;
+      const who = this.view === 'each' ? best.name.replace(/ heap$/, '') + ' ' : '';
+      return { t: best.t, v: best.v, label: 'peak ' + who + T.bytes(best.v) };
     }
 
     // CSS px within the canvas of a time (ns after the start).
@@ -67,8 +154,14 @@
       return Math.min(Math.max(f, 0), 1) * this.end;
     }
 
+    // Log scale: log(1 + bytes), so that a small heap under a large RSS
+    // keeps its shape.
+    fracOf(v) {
+      return this.scale === 'log' ? Math.log1p(v) / Math.log1p(this.max) : v / this.max;
+    }
+
     yOf(v) {
-      return PAD.t + (this.h - PAD.t - PAD.b) * (1 - v / this.max);
+      return PAD.t + (this.h - PAD.t - PAD.b) * (1 - this.fracOf(v));
     }
 
     bucketOf(t) {
@@ -96,7 +189,7 @@
         ctx.fillRect(x0, PAD.t, Math.max(x1 - x0, 1), this.h - PAD.t - PAD.b);
       }
       const tl = this.tl;
-      for (const s of this.series.slice().reverse()) {
+      for (const s of this.shown().reverse()) {
         const v = s.values;
         if (!v.some((x) => x > 0)) continue;
         ctx.beginPath();
@@ -111,22 +204,8 @@
         ctx.stroke();
       }
       // The heap peak.
-      const px = this.xOf(tl.peak_t);
-      const py = this.yOf(tl.peak_heap);
-      ctx.strokeStyle = '#c0392b';
-      ctx.setLineDash([3, 3]);
-      ctx.beginPath();
-      ctx.moveTo(px, PAD.t);
-      ctx.lineTo(px, this.h - PAD.b);
-      ctx.stroke();
-      ctx.setLineDash([]);
-      ctx.fillStyle = '#c0392b';
-      ctx.beginPath();
-      ctx.arc(px, py, 3.5, 0, 2 * Math.PI);
-      ctx.fill();
-      const label = 'peak ' + T.bytes(tl.peak_heap);
-      const lw = ctx.measureText(label).width;
-      ctx.fillText(label, px + 6 + lw > this.w - PAD.r ? px - 6 - lw : px + 6, PAD.t + 10);
+      const mk = this.marker();
+      if (mk) this.drawMarker(ctx, mk);
       // The high point shown in temporal mode.
       if (this.tm && this.high >= 0) {
         const hx = this.xOf(this.tm.highT[this.high]);
@@ -139,13 +218,33 @@
       }
     }
 
+    drawMarker(ctx, mk) {
+      const px = this.xOf(mk.t);
+      const py = this.yOf(mk.v);
+      ctx.strokeStyle = '#c0392b';
+      ctx.setLineDash([3, 3]);
+      ctx.beginPath();
+      ctx.moveTo(px, PAD.t);
+      ctx.lineTo(px, this.h - PAD.b);
+      ctx.stroke();
+      ctx.setLineDash([]);
+      ctx.fillStyle = '#c0392b';
+      ctx.beginPath();
+      ctx.arc(px, py, 3.5, 0, 2 * Math.PI);
+      ctx.fill();
+      const label = mk.label;
+      const lw = ctx.measureText(label).width;
+      ctx.fillText(label, px + 6 + lw > this.w - PAD.r ? px - 6 - lw : px + 6, PAD.t + 10);
+    }
+
     axes(ctx) {
       ctx.strokeStyle = '#e3e6ec';
       ctx.fillStyle = '#5b6475';
       ctx.lineWidth = 1;
       ctx.textBaseline = 'middle';
+      const top = this.max / 1.08;
       for (let k = 0; k <= 4; k++) {
-        const v = (this.max / 1.08) * (k / 4);
+        const v = this.scale === 'log' ? Math.expm1((Math.log1p(top) * k) / 4) : top * (k / 4);
         const y = Math.round(this.yOf(v)) + 0.5;
         ctx.beginPath();
         ctx.moveTo(PAD.l, y);
@@ -192,7 +291,7 @@
         tip.append(row);
       };
       add('time', T.duration(t));
-      if (tl.t.length) for (const s of this.series) add(s.label, T.bytes(s.values[i]));
+      if (tl.t.length) for (const s of this.shown()) add(s.label, T.bytes(s.values[i]));
       if (this.tm) add('', 'drag to pick a time range');
       tip.hidden = false;
       const left = p.x + 14 + 190 > this.w ? p.x - 200 : p.x + 14;

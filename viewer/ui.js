@@ -48,7 +48,12 @@
     if (caps.length > 1) facts.push(['processes', String(caps.length)]);
     else facts.push(['pid', String(root.pid)]);
     facts.push(['duration', T.duration(root.duration_s * 1e9)]);
-    if (caps.length > 1) facts.push(['peak heap (all processes)', T.bytes(d.timeline.peak_heap)]);
+    if (caps.length > 1) {
+      // Each process's own peak; the sum of the processes at one instant
+      // is labelled as such.
+      facts.push(['largest process peak heap', T.bytes(Math.max(...caps.map((c) => c.peak_heap)))]);
+      facts.push(['peak heap, processes together', T.bytes(d.timeline.peak_heap)]);
+    }
     else facts.push(['peak heap', T.bytes(root.peak_heap) + ' at ' + T.duration(root.peak_heap_t)]);
     facts.push(['allocations', T.count(sum('allocations'))]);
     facts.push(['allocated', T.bytes(sum('bytes_allocated'))]);
@@ -82,6 +87,15 @@
           T.bytes(c.mmap_peak) + ' mapped at the peak of mappings). ' +
           '`tracker flamegraph --mmap` adds the arenas, under the stacks that grew them; ' +
           '`tracker run --python-allocators` records each object.');
+    }
+    // Hidden frames are said, not silently dropped.
+    if (d.allocator_frames === false) {
+      const hint = el('div', 'hint');
+      hint.id = 'allocator-hint';
+      hint.textContent = 'Allocator frames (malloc, operator new, the GPU runtimes and drivers, ' +
+        "PyTorch's allocators) are hidden: a box is the code that asked for the memory; " +
+        '`tracker flamegraph --keep-allocator-frames` draws them.';
+      $('facts').after(hint);
     }
     if (caps.length > 1) {
       const list = el('div', 'hint');
@@ -132,14 +146,50 @@
     sw.style.background = T.MATCH_COLOR;
     span.append(sw, document.createTextNode('search match'));
     box.append(span);
+    seriesLegend();
+  }
+
+  // The chart's legend: a button per line, a click hides or shows it.
+  function seriesLegend() {
     const series = $('series');
-    for (const s of T.series(d.timeline)) {
-      const span2 = el('span');
+    series.replaceChildren();
+    for (const s of chart.series) {
+      const b = el('button', 'ser');
+      b.type = 'button';
       const sw2 = el('i');
       sw2.style.background = s.color;
-      span2.append(sw2, document.createTextNode(s.label));
-      series.append(span2);
+      b.append(sw2, document.createTextNode(s.label));
+      const on = !chart.hidden.has(s.label);
+      b.setAttribute('aria-pressed', String(on));
+      b.title = 'show or hide this line';
+      b.addEventListener('click', () => b.setAttribute('aria-pressed', String(chart.toggle(s.label))));
+      series.append(b);
     }
+  }
+
+  // Several processes: which lines the chart draws (each process's heap,
+  // one process, or the labelled sum); and the scale.
+  function chartControls() {
+    const procs = d.timeline.procs || [];
+    if (procs.length) {
+      const sel = $('tl-proc');
+      const opt = (value, text) => {
+        const o = el('option', '', text);
+        o.value = value;
+        sel.append(o);
+      };
+      opt('each', 'heap of each process');
+      procs.forEach((p, i) => opt(String(i), T.procName(p, caps)));
+      opt('sum', 'sum of all processes');
+      sel.value = chart.view;
+      sel.addEventListener('change', () => {
+        const v = sel.value;
+        chart.setView(v === 'each' || v === 'sum' ? v : Number(v));
+        seriesLegend();
+      });
+      $('tl-proc-box').hidden = false;
+    }
+    $('tl-scale').addEventListener('change', () => chart.setScale($('tl-scale').value));
   }
 
   function mergedNote() {
@@ -411,7 +461,7 @@
     state.range = r;
     $('brush-clear').hidden = false;
     recompute();
-  });
+  }, caps);
 
   function rangeInfo() {
     const tm = m.temporal;
@@ -478,11 +528,23 @@
       return { x: r.left + chart.xOf(t), y: r.top + r.height / 2 };
     },
     temporal: () => (m.temporal ? { buckets: m.temporal.nb, bucketNs: m.temporal.bucketNs } : null),
+    // The chart: its view, scale, lines (shown or not, highest value), the
+    // scale's top and the marked peak.
+    timeline: () => ({
+      view: chart.view,
+      scale: chart.scale,
+      series: chart.series.map((s) => ({ label: s.label, shown: !chart.hidden.has(s.label), max: Math.max(0, ...s.values) })),
+      max: chart.max,
+      marker: chart.marker(),
+    }),
+    // Height of bytes v on the chart, 0 (bottom) .. 1 (top).
+    chartFrac: (v) => chart.fracOf(v),
   };
 
   header();
   modeText();
   legend();
+  chartControls();
   mergedNote();
   spaceBox();
   threads();

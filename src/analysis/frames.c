@@ -3,9 +3,9 @@
  * frames.c - the source-level frames of one captured stack (calltree.h):
  * each return address symbolized, inlined calls expanded, innermost first,
  * and the allocator's own frames (operator new/delete, the malloc family,
- * jemalloc's *allocx, CPython's PyMem/PyObject ones) dropped from the inner
- * end, so the first frame is the code that asked for memory; the tracker's
- * own frames go wherever they are (an interposed dlopen can leave them
+ * jemalloc's *allocx, CPython's PyMem/PyObject ones, the GPU runtimes and
+ * PyTorch's allocators) dropped from the inner end, so the first frame is the code that asked for
+ * memory; the tracker's own frames go wherever they are (an interposed dlopen can leave them
  * mid-stack in older captures). A stack with Python frames reads Python
  * only by default (the Python line owns what native code under it
  * allocated); asked for the hybrid stack (--native), it still hides the
@@ -94,11 +94,56 @@ static bool is_py_alloc_function(const char *fn)
            strcmp(fn, "Free") == 0;
 }
 
+/* The GPU runtimes' and drivers' entry points and internals, and PyTorch's
+ * allocators: under a device allocation (or a host one the runtime made)
+ * they stand where malloc stands under a heap one. On a thread with no
+ * Python frame (PyTorch's autograd thread) the location would otherwise be
+ * "libcudart.so.13+0x41b5e" rather than the op that wanted the tensor
+ * (docs/GPU_INTERNALS.md §8). Unnamed frames of these libraries count too:
+ * the runtimes are stripped. */
+static bool is_gpu_runtime_module(const char *path)
+{
+    if (!path)
+        return false;
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    return has_prefix(b, "libcudart.so") || has_prefix(b, "libcuda.so") ||
+           has_prefix(b, "libamdhip64.so") || has_prefix(b, "libhsa-runtime64.so");
+}
+
+static bool is_gpu_allocator_frame(const struct trk_frame *f)
+{
+    if (is_gpu_runtime_module(f->module))
+        return true;
+    const char *fn = f->function;
+    if (!fn) {
+        /* libc10_cuda.so's unnamed code is its caching allocator's. */
+        const char *b = f->module ? strrchr(f->module, '/') : NULL;
+        return b && has_prefix(b + 1, "libc10_cuda.so");
+    }
+    static const char *const prefixes[] = {
+        /* CUDA runtime, driver and HIP allocation entry points (a static
+         * runtime is compiled into the program). */
+        "cudaMalloc", "cudaHostAlloc", "cuMemAlloc", "cuMemHostAlloc", "cuMemCreate",
+        "cuMemAddressReserve", "cuMemMap", "cuArrayCreate", "cuArray3DCreate", "hipMalloc",
+        "hipHostMalloc", "hipExtMalloc", "hipMemCreate", "hipMemAddressReserve", "hipMemMap",
+        /* PyTorch (c10): the CUDA/HIP caching allocators and the CPU one. */
+        "c10::cuda::CUDACachingAllocator::", "c10::hip::HIPCachingAllocator::",
+        "c10::CachingDeviceAllocator::", "c10::cuda::CUDAMallocAsyncAllocator::", "c10::alloc_cpu",
+        "c10::DefaultCPUAllocator::", "c10::DefaultMobileCPUAllocator::"};
+    for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+        if (has_prefix(fn, prefixes[i]))
+            return true;
+    return false;
+}
+
 static bool is_allocator_frame(const struct trk_frame *f)
 {
-    /* A Python function called "free" is the program's own. */
-    return f->function && !f->python &&
-           (is_alloc_function(f->function) || is_py_alloc_function(f->function));
+    if (f->python) /* a Python function called "free" is the program's own */
+        return false;
+    if (is_gpu_allocator_frame(f))
+        return true;
+    return f->function && (is_alloc_function(f->function) || is_py_alloc_function(f->function));
 }
 
 /* ---- Python ----------------------------------------------------------------- */

@@ -5,6 +5,8 @@
  * Names, defaults and ranges come from the one table, common/env_options.h;
  * out-of-range values fall back to defaults rather than failing the host.
  */
+#include <stdlib.h>
+
 #include "capture/config.h"
 #include "common/env_options.h"
 
@@ -35,6 +37,10 @@ void trk_config_load(void)
     trk_cfg.rss_ms = (int)trk_env_long(TRK_ENV_RSS_MS);
     trk_cfg.flush_ms = (int)trk_env_long(TRK_ENV_FLUSH_MS);
     trk_cfg.lz4_accel = (int)trk_env_long(TRK_ENV_LZ4_ACCEL);
+    /* Not ours, PyTorch's (docs/GPU_INTERNALS.md §8): recorded in the header
+     * so that reports know GPU events are tensors, not cached segments. */
+    const char *nc = getenv("PYTORCH_NO_CUDA_MEMORY_CACHING");
+    trk_cfg.cuda_no_caching = nc && *nc;
 
     /* The ring must hold the longest record (a module) several times over,
      * and a DATA chunk is at most 16 MiB raw. Round down to a power of two. */

@@ -18,15 +18,16 @@
 /* ---- Configuration (TRACKER_* environment, read once at start) ---------- */
 
 struct trk_config {
-    int depth;          /* stack depth cap */
-    int track_mmap;     /* record the mmap family */
-    int follow_fork;    /* forked children write their own capture */
-    int quiet;          /* no notices on stderr (errors still print once) */
-    int force;          /* replace existing capture files */
-    int rss_ms;         /* RSS sampling period, 0 = off */
-    int flush_ms;       /* writer flush period */
-    int lz4_accel;      /* LZ4 acceleration of the writer (1 = LZ4_compress_default) */
-    uint32_t ring_size; /* per-thread buffer bytes, power of two */
+    int depth;           /* stack depth cap */
+    int track_mmap;      /* record the mmap family */
+    int follow_fork;     /* forked children write their own capture */
+    int quiet;           /* no notices on stderr (errors still print once) */
+    int force;           /* replace existing capture files */
+    int rss_ms;          /* RSS sampling period, 0 = off */
+    int flush_ms;        /* writer flush period */
+    int lz4_accel;       /* LZ4 acceleration of the writer (1 = LZ4_compress_default) */
+    uint32_t ring_size;  /* per-thread buffer bytes, power of two */
+    int cuda_no_caching; /* PYTORCH_NO_CUDA_MEMORY_CACHING set, not empty */
 };
 
 extern struct trk_config trk_cfg TRK_HIDDEN;

@@ -385,9 +385,22 @@ static void print_opts(const struct trk_cli_cmd *c, FILE *f, int indent, int col
         }
 }
 
+/* The operands as usage lines show them: a command that reads several
+ * captures of one run (capture_set) takes "FILE..." where its table says
+ * FILE, so the usage cannot drift from what the parser accepts. */
+static const char *operands_text(const struct trk_cli_cmd *c, char *buf, size_t len)
+{
+    size_t n = strlen(c->operands);
+    if (!c->capture_set || n < 4 || strcmp(c->operands + n - 4, "FILE") != 0)
+        return c->operands;
+    snprintf(buf, len, "%s...", c->operands);
+    return buf;
+}
+
 void trk_cli_help(const struct trk_cli_cmd *c, FILE *f)
 {
-    fprintf(f, "usage: tracker %s %s\n", c->name, c->operands);
+    char ops[160];
+    fprintf(f, "usage: tracker %s %s\n", c->name, operands_text(c, ops, sizeof(ops)));
     if (c->about)
         fputs(c->about, f);
     print_opts(c, f, 2, 25);
@@ -399,8 +412,8 @@ void trk_cli_help(const struct trk_cli_cmd *c, FILE *f)
  * show_in_usage its options. */
 void trk_cli_usage_entry(const struct trk_cli_cmd *c, FILE *f)
 {
-    char head[160];
-    snprintf(head, sizeof(head), "%s %s", c->name, c->operands);
+    char head[160], ops[160];
+    snprintf(head, sizeof(head), "%s %s", c->name, operands_text(c, ops, sizeof(ops)));
     help_row(f, 2, 25, head, c->brief);
     if (c->show_in_usage)
         print_opts(c, f, 6, 26);
@@ -477,7 +490,9 @@ const struct trk_cli_opt trk_cli_report_opts[] = {
     {"--no-driver-host", 0, TRK_CLI_FLAG, RO(no_driver_host),
      .help = "leave out host memory the GPU driver allocated itself"},
     {"--keep-allocator-frames", 0, TRK_CLI_FLAG, RO(keep_allocator_frames),
-     .help = "keep operator new, jemalloc and tracker frames"},
+     .help = "keep the allocators' frames (malloc, operator new, jemalloc,\n"
+             "the CUDA/HIP runtimes and drivers, PyTorch's allocators)\n"
+             "and the tracker's"},
     {"--native", 0, TRK_CLI_FLAG, RO(native),
      .help = "hybrid Python stacks: the native frames under and between\n"
              "Python frames too (by default a stack with Python frames\n"

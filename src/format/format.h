@@ -69,6 +69,10 @@ enum trk_option_bit {
     TRK_OPT_MMAP = 1u << 0,        /* mmap family was tracked */
     TRK_OPT_FOLLOW_FORK = 1u << 1, /* forked children write their own captures */
     TRK_OPT_RSS = 1u << 2,         /* RSS samples are present */
+    /* PYTORCH_NO_CUDA_MEMORY_CACHING was set at start (`tracker run
+     * --cuda-no-caching`): GPU events are tensors, not caching segments.
+     * Informational, like every bit here; since version 3 */
+    TRK_OPT_CUDA_NO_CACHING = 1u << 3,
 };
 
 /* ---- Chunks --------------------------------------------------------------

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/format.h"
 #include "report/report_internal.h"
 
 /* Parses "<digits>.bin" or "<digits>.<digits>.bin" (docs/FORMAT.md §6). */
@@ -302,6 +303,9 @@ static bool is_torch_cuda(const char *path)
 bool trk_report_set_uses_torch_cuda(const struct trk_report_set *s)
 {
     for (size_t i = 0; i < s->n; i++) {
+        /* Run with --cuda-no-caching: its GPU events are tensors already. */
+        if (trk_reader_info(s->v[i].r)->options & TRK_OPT_CUDA_NO_CACHING)
+            continue;
         const struct trk_module *m;
         size_t n = trk_reader_modules(s->v[i].r, &m);
         for (size_t k = 0; k < n; k++)

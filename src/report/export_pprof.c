@@ -222,6 +222,16 @@ static uint64_t function_id(struct pp *pp, const char *name, const char *file)
 }
 
 /* The reader's module loaded at base (any generation), or NULL. */
+/* The traced executable's module: the writer names it by its resolved path,
+ * the header's exe (src/capture/modules.c); older captures left it unnamed.
+ * (Checking the empty name alone missed every current capture: a C++ run
+ * whose first stack ends in libstdc++ got "File: libstdc++.so.6".) */
+static bool is_main_module(const struct trk_module *m, const struct trk_reader *r)
+{
+    const char *exe = trk_reader_info(r)->exe;
+    return m->path[0] == '\0' || (exe[0] == '/' && strcmp(m->path, exe) == 0);
+}
+
 static const struct trk_module *module_at(const struct trk_reader *r, uint64_t base)
 {
     const struct trk_module *mods;
@@ -262,7 +272,7 @@ static uint64_t mapping_id(struct pp *pp, size_t ci, const struct trk_reader *r,
                 snprintf(hex + 2 * i, 3, "%02x", mod->buildid[i]);
             hex[2 * n] = '\0';
             m->build_id = str_id(pp, hex);
-            m->main_exe = mod->path[0] == '\0';
+            m->main_exe = is_main_module(mod, r);
             /* The extent of the module's segments; file_offset stays 0 as
              * the locations carry their symbols already. */
             uint64_t lo = UINT64_MAX, hi = 0;
@@ -435,7 +445,7 @@ static int write_samples(struct pp *pp, struct trk_gz *z, const struct trk_expor
     const struct trk_module *mods;
     size_t nmods = trk_reader_modules(c->reader, &mods);
     for (size_t i = 0; exe[0] == '/' && i < nmods; i++)
-        if (mods[i].path[0] == '\0') {
+        if (is_main_module(&mods[i], c->reader)) {
             struct trk_frame main_fr = {.module = exe, .ip = mods[i].base};
             mapping_id(pp, ci, c->reader, &main_fr);
             break;

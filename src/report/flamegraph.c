@@ -16,6 +16,7 @@
 #include "analysis/temporal.h"
 #include "report/flamegraph.h"
 #include "report/flamegraph_model.h"
+#include "report/flamegraph_procs.h"
 #include "trk_config.h"
 
 #define NONE              TRK_FG_NONE
@@ -204,7 +205,8 @@ static void write_caps(FILE *f, const struct trk_report_set *s)
 
 /* Memory over time. One capture: its own timeline. Several: their
  * timelines on one clock (CLOCK_MONOTONIC is system-wide), each resampled
- * to a common grid by its highest value per grid step, then summed. */
+ * to a common grid by its highest value per grid step, then summed, and
+ * each process's own lines (flamegraph_procs.c): the page labels the sum. */
 /* One capture's GPU devices, a line each ("gpu":[{"device":N,"live":[]}]).
  * With --gpu, the peak marked is the device's (the first selected one). */
 static void write_gpu_lines(FILE *f, const struct trk_profile *p, const struct trk_report_opts *o,
@@ -235,6 +237,7 @@ static int write_timeline(FILE *f, const struct trk_report_set *s, const struct 
     if (!v)
         return -1;
     uint64_t *t = v, *heap = v + n, *mmap = v + 2 * n, *rss = v + 3 * n;
+    uint64_t grid_origin = 0, grid_step = 1;
     uint64_t peak_t = p0->peak_t_ns[TRK_SPACE_HEAP], peak = p0->peak_bytes[TRK_SPACE_HEAP];
     /* With --mmap the graph shows heap + mappings at their own peak: the
      * marked instant is that one (the two spaces' peaks may lie apart). */
@@ -254,6 +257,7 @@ static int write_timeline(FILE *f, const struct trk_report_set *s, const struct 
             end = b + s->v[i].prof.end_t_ns > end ? b + s->v[i].prof.end_t_ns : end;
         }
         uint64_t step = (end - origin) / n + 1;
+        grid_origin = origin, grid_step = step;
         uint64_t *one = calloc(3 * n, sizeof(*one));
         if (!one) {
             free(v);
@@ -262,18 +266,7 @@ static int write_timeline(FILE *f, const struct trk_report_set *s, const struct 
         for (size_t i = 0; i < s->n; i++) {
             const struct trk_profile *p = &s->v[i].prof;
             uint64_t off = trk_reader_info(s->v[i].r)->clock_base - origin;
-            memset(one, 0, 3 * n * sizeof(*one));
-            for (size_t k = 0; k < p->ntimeline; k++) {
-                const struct trk_timeline_point *q = &p->timeline[k];
-                uint64_t to = k + 1 < p->ntimeline ? p->timeline[k + 1].t_ns : p->end_t_ns;
-                size_t g0 = (size_t)((off + q->t_ns) / step), g1 = (size_t)((off + to) / step);
-                for (size_t g = g0; g <= g1 && g < n; g++) {
-                    uint64_t r = q->rss_anon + q->rss_file;
-                    one[g] = q->heap > one[g] ? q->heap : one[g];
-                    one[n + g] = q->mmap > one[n + g] ? q->mmap : one[n + g];
-                    one[2 * n + g] = r > one[2 * n + g] ? r : one[2 * n + g];
-                }
-            }
+            trk_fg_resample(p, off, step, n, one);
             for (size_t g = 0; g < n; g++)
                 heap[g] += one[g], mmap[g] += one[n + g], rss[g] += one[2 * n + g];
         }
@@ -291,8 +284,12 @@ static int write_timeline(FILE *f, const struct trk_report_set *s, const struct 
     json_u64s(f, "heap", heap, n, false);
     json_u64s(f, "mmap", mmap, n, false);
     json_u64s(f, "rss", rss, n, false);
-    if (s->n == 1) /* several captures: host lines only */
+    if (s->n == 1) { /* several captures: host lines only, per process too */
         write_gpu_lines(f, p0, o, &peak_t, &peak);
+    } else if (trk_fg_write_procs(f, s, grid_origin, grid_step, n) < 0) {
+        free(v);
+        return -1;
+    }
     fprintf(f, "\"peak_t\":%" PRIu64 ",\"peak_heap\":%" PRIu64 "},", peak_t, peak);
     free(v);
     return 0;
@@ -320,11 +317,11 @@ static int write_fixed(FILE *f, struct trk_fg_model *m, const struct trk_report_
     fprintf(f,
             "{\"format\":%d,\"tool\":\"tracker %s\",\"select\":\"%s\",\"inverted\":%s,"
             "\"temporal\":%s,\"threads_on\":%s,\"by_import\":%s,\"spaces\":\"%s\","
-            "\"frames\":\"%s\",",
+            "\"allocator_frames\":%s,\"frames\":\"%s\",",
             TRK_FG_DATA_FORMAT, TRK_VERSION, trk_select_name(fo->select),
             fo->inverted ? "true" : "false", fo->temporal ? "true" : "false",
             fo->threads ? "true" : "false", fo->by_import ? "true" : "false",
-            spaces_label(o, label, sizeof(label)),
+            spaces_label(o, label, sizeof(label)), o->keep_allocator_frames ? "true" : "false",
             /* Which frames Python stacks show (trk_frames_options): the
              * page says so, and how to get the others. */
             o->python_internals ? "internals"

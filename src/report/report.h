@@ -107,8 +107,9 @@ void trk_report_set_free(struct trk_report_set *s);
  * instead, with --device N that one. */
 uint32_t trk_report_spaces(const struct trk_report_opts *o);
 
-/* Whether a capture of the set loaded PyTorch's CUDA libraries (then text
- * reports carry a note about its caching allocator). */
+/* Whether a capture of the set loaded PyTorch's CUDA libraries without
+ * --cuda-no-caching (then text reports carry a note about its caching
+ * allocator). */
 bool trk_report_set_uses_torch_cuda(const struct trk_report_set *s);
 
 /* ---- The reports ----------------------------------------------------------

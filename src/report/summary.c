@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "report/summary_extra.h"
+#include "report/python_note.h"
+#include "report/summary_procs.h"
 #include "common/grow.h"
 #include "report/report_internal.h"
 
@@ -111,21 +113,30 @@ static struct omitted count_omitted(const struct row *rows, size_t n, size_t sho
 
 static void print_text(FILE *out, const struct trk_report_set *s, const struct trk_report_opts *o,
                        const struct trk_loctab *lt, const struct row *rows, size_t nrows,
-                       size_t shown)
+                       size_t shown, size_t limit)
 {
     char a[32], b[32], c[32], d[32];
     trk_rprint_headers(out, s, o);
     trk_rprint_torch_note(out, &s, 1);
+    trk_rprint_arenas_note(out, s, o);
+    trk_summary_print_processes(out, s, o, limit);
     fputc('\n', out);
     if (nrows == 0) {
         fprintf(out, "no %s with a stack were recorded\n",
                 o->gpu ? "GPU allocations" : "allocations");
         return;
     }
-    /* Two counts, because "allocations" alone was read both ways. */
-    fputs("own/total: bytes live at the peak made here (innermost frame) / below here;\n"
-          "at peak: own blocks live at the peak; allocations: made here over the whole run\n\n",
-          out);
+    /* Two counts, because "allocations" alone was read both ways. Over
+     * several processes a row adds what each had live at its own peak. */
+    fprintf(out,
+            "own/total: bytes live at %s made here (innermost frame) / below here;\n"
+            "at peak: own blocks live at the peak; allocations: made here over the whole run\n",
+            trk_peak_phrase(s, o));
+    if (!o->keep_allocator_frames)
+        fputs("allocator frames (malloc, operator new, the GPU runtimes and drivers, PyTorch's "
+              "allocators) are hidden: --keep-allocator-frames shows them\n",
+              out);
+    fputc('\n', out);
     fprintf(out, "%10s %10s %10s %12s  %s\n", "own", "total", "at peak", "allocations", "location");
     for (size_t i = 0; i < shown; i++) {
         const struct acc *x = rows[i].a;
@@ -145,8 +156,8 @@ static void print_text(FILE *out, const struct trk_report_set *s, const struct t
     }
 }
 
-/* "gpu": {"<ordinal>": {"peak_bytes", "driver_peak_bytes"}} over the set:
- * the selected devices, peaks added across captures (as the heap's are). */
+/* "gpu": {"<ordinal>": {"peak_bytes", "driver_peak_bytes"}} of one capture:
+ * each selected device's own peak (devices are never added together). */
 static void json_gpu_peaks(struct trk_rjson *j, const struct trk_report_set *s,
                            const struct trk_report_opts *o)
 {
@@ -180,7 +191,7 @@ static void json_gpu_peaks(struct trk_rjson *j, const struct trk_report_set *s,
 
 static void print_json(FILE *out, const struct trk_report_set *s, const struct trk_report_opts *o,
                        const struct trk_loctab *lt, const struct row *rows, size_t nrows,
-                       size_t shown, const struct row *failed, size_t nfailed)
+                       size_t shown, const struct row *failed, size_t nfailed, size_t limit)
 {
     struct trk_rjson j;
     char name[300];
@@ -192,15 +203,22 @@ static void print_json(FILE *out, const struct trk_report_set *s, const struct t
     }
     trk_rjson_init(&j, out);
     trk_rjson_begin_object(&j, NULL);
-    trk_rjson_u64(&j, "peak_heap_bytes", heap);
-    if (o->mmap) {
-        trk_rjson_u64(&j, "peak_mmap_bytes", mapped);
-        /* The peak of the two together (one instant), which own and
-         * total_bytes are taken at. */
-        trk_rjson_u64(&j, "peak_heap_mmap_bytes", both);
+    /* Peaks of one process only: several processes peak at different
+     * instants, so their peaks are in "processes", each its own, never
+     * added into one figure of a moment that did not exist. */
+    if (s->n == 1) {
+        trk_rjson_u64(&j, "peak_heap_bytes", heap);
+        if (o->mmap) {
+            /* The peak of the two together (one instant), which own and
+             * total_bytes are taken at. */
+            trk_rjson_u64(&j, "peak_mmap_bytes", mapped);
+            trk_rjson_u64(&j, "peak_heap_mmap_bytes", both);
+        }
+        if (o->gpu)
+            json_gpu_peaks(&j, s, o);
     }
-    if (o->gpu)
-        json_gpu_peaks(&j, s, o);
+    trk_rjson_arenas_note(&j, s, o);
+    trk_summary_json_processes(&j, s, o, limit);
     trk_rjson_begin_array(&j, "locations");
     for (size_t i = 0; i < shown; i++) {
         const struct trk_rloc *l = &lt->v[rows[i].loc];
@@ -315,9 +333,9 @@ int trk_report_summary(const struct trk_report_set *s, const struct trk_report_o
     size_t limit = nrows_max;
     size_t shown = limit && limit < nrows ? limit : nrows;
     if (o->json) {
-        print_json(out, s, o, &lt, rows, nrows, shown, failed, nfailed);
+        print_json(out, s, o, &lt, rows, nrows, shown, failed, nfailed, limit);
     } else {
-        print_text(out, s, o, &lt, rows, nrows, shown);
+        print_text(out, s, o, &lt, rows, nrows, shown, limit);
         print_failed(out, &lt, failed, nfailed, limit);
         trk_summary_print_extra(out, s, o);
     }

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "report/report_internal.h"
+#include "report/python_note.h"
+#include "report/summary_procs.h"
 
 /* Past this depth lines stop moving right and say their depth instead. */
 #define INDENT_CAP 48
@@ -135,12 +137,17 @@ static void print_omitted(FILE *out, const struct omitted *m, unsigned depth)
 }
 
 static void print_text(FILE *out, const struct trk_ctree *t, const struct omitted *om,
-                       enum trk_select sel, double threshold, bool script_end)
+                       enum trk_select sel, double threshold, bool script_end,
+                       const char *peak_phrase)
 {
-    char a[32], b[32], c[32], name[300];
+    char a[32], b[32], c[32], name[300], title[80];
     const struct trk_ctree_node *root = &t->nodes[0];
+    /* Over several processes or devices the figure adds peaks of different
+     * instants: the title says so instead of calling it one peak. */
+    snprintf(title, sizeof(title), "live at %s", peak_phrase);
     fprintf(out, "\n%s: %s in %s allocations",
             sel == TRK_SEL_LEAKS && script_end ? "leaked (live at the script's end)"
+            : sel == TRK_SEL_PEAK              ? title
                                                : sel_title(sel),
             trk_rfmt_bytes(root->total_bytes, a, sizeof(a)),
             trk_rfmt_grouped(root->total_count, b, sizeof(b)));
@@ -290,9 +297,12 @@ int trk_report_tree(const struct trk_report_set *s, const struct trk_report_opts
     } else {
         trk_rprint_headers(out, s, o);
         trk_rprint_torch_note(out, &s, 1);
+        if (to->select == TRK_SEL_PEAK)
+            trk_rprint_arenas_note(out, s, o);
         if (to->select == TRK_SEL_LEAKS)
             trk_rprint_leaks_note(out, &s, 1);
-        print_text(out, &t, om, to->select, to->threshold_pct, at_script_end(s));
+        print_text(out, &t, om, to->select, to->threshold_pct, at_script_end(s),
+                   trk_peak_phrase(s, o));
     }
     free(om);
     trk_ctree_free(&t);

@@ -11,6 +11,8 @@ reports. Skips where /usr/bin/python3 cannot import torch (Debian:
 python3-torch)."""
 
 import os
+import re
+import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -81,6 +83,8 @@ def test_torch_training(env):
           or marker(f, "torch_backward") in lines,
           "training-loop lines among the summary's locations: %s" % sorted(lines))
 
+    check_pprof_main(env, out)
+
     # The excerpt for the record.
     t = text(env, "imports", [out], timeout=300).splitlines()
     print("---- tracker imports (first lines) ----")
@@ -94,6 +98,36 @@ def test_torch_training(env):
     print("---- tree --allocated: allocations under each training-loop line ----")
     for m, (count, nbytes) in got.items():
         print("%-16s line %3d  %6d allocations  %12d bytes" % (m, marker(f, m), count, nbytes))
+
+
+def check_pprof_main(env, out):
+    """pprof's main binary (mapping[0], "File:" in `go tool pprof`) is the
+    traced interpreter, not libstdc++ or libtorch, Python first and with
+    --native, where libstdc++'s own frames (std::string, exceptions' pool)
+    and libtorch's are in the stacks; and no function is <unknown>."""
+    go = shutil.which("go")
+    if not go:
+        print("skip pprof: go not installed (Debian: golang-go)")
+        return
+    home = env.tmpdir("gohome")
+    genv = {"HOME": home, "GOCACHE": os.path.join(home, "cache"), "PPROF_BINARY_PATH": home}
+    exe = os.path.basename(os.path.realpath(SYS_PY))  # the header names the resolved file
+    for extra in ([], ["--native"]):
+        path = os.path.join(env.tmpdir("pp"), "t.pb.gz")
+        cp = env.run_raw([env.tracker, "export", "--format", "pprof", "--allocated"] + extra +
+                         [out, "-o", path], timeout=300)
+        eq_all([(cp.returncode, 0, "export pprof %s: %s" % (extra, cp.stderr.decode()[-500:]))])
+        top = env.run_raw([go, "tool", "pprof", "-top", "-nodecount=100000", path], env=genv,
+                          timeout=300).stdout.decode(errors="replace")
+        check(re.search(r"^File: %s$" % re.escape(exe), top, re.M),
+              "%s: main binary is %s:\n%s" % (extra, exe, top[:800]))
+        check("<unknown>" not in top, "%s: <unknown> in -top:\n%s" % (extra, top[:3000]))
+        if extra:
+            raw = env.run_raw([go, "tool", "pprof", "-raw", path], env=genv,
+                              timeout=300).stdout.decode(errors="replace")
+            maps = raw[raw.find("Mappings"):]
+            check(re.search(r"libstdc\+\+\.so", maps) and re.search(r"libtorch", maps),
+                  "--native: libstdc++ and libtorch frames are in the profile:\n" + maps[:2000])
 
 
 if __name__ == "__main__":
