@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "capture/intern.h"
+#include "capture/own_mem.h"
 #include "python/py_capi.h"
 
 /* ---- Layouts --------------------------------------------------------------- */
@@ -334,9 +335,10 @@ static struct trk_py_thread *py_block(struct trk_thread *t)
         return b;
     b = t->provider_block;
     if (!b) {
-        b = trk_sys_mmap(sizeof(*b));
+        b = trk_own_map(TRK_OWN_PYTHON, sizeof(*b));
         if (!b)
             return NULL;
+        trk_own_add(TRK_OWN_PYTHON, 0, 1);
         t->provider_block = b;
     }
     py_tl = b;
