@@ -3,7 +3,8 @@
  * test_intern.c - the lock-free intern table (src/capture/intern.c): ids
  * dense 1..N in insertion order, every key distinct by every word, emit
  * called once per new key with its id and before the id is visible,
- * growth across many doublings keeping every id, a failed emit inserting
+ * growth across many doublings keeping every id, generations at a cap
+ * (ids kept while a key is in one of two, a new one after), a failed emit inserting
  * nothing, and concurrent inserts of overlapping keys from several threads
  * (with lock-free readers beside them) giving each key exactly one id.
  * scripts/test.sh also runs it under ThreadSanitizer.
@@ -97,6 +98,36 @@ static void test_dense_ids_across_growth(void **state)
     }
     assert_int_equal(find3(&in, 0, 0, 0, 0), 0);
     assert_int_equal(emits[n + 1], 0);
+}
+
+/* A cap of 64 slots (32 keys a generation), 1000 keys: the table never
+ * grows past the cap; a key still in the current or the previous
+ * generation keeps its id without a new emit; a key forgotten by both is
+ * emitted again under the next id, once; ids stay dense. */
+static void test_generations_at_the_cap(void **state)
+{
+    (void)state;
+    static struct trk_intern in;
+    assert_int_equal(trk_intern_reset(&in, 3, 8), 0);
+    in.max_slots = 64;
+    const uint32_t n = 1000;
+    for (uint32_t i = 0; i < n; i++)
+        assert_int_equal(get3(&in, 0, i + 1, 7, 7), i + 1);
+    assert_int_equal(atomic_load(&in.tab)->mask + 1, 64);
+    assert_non_null(in.prev);
+    /* The newest 32 keys are in one of the two generations. */
+    for (uint32_t i = n - 32; i < n; i++) {
+        assert_int_equal(get3(&in, 0, i + 1, 7, 7), i + 1);
+        assert_int_equal(emits[i + 1], 1);
+    }
+    /* The first key is in neither: a second record, the next id. */
+    assert_int_equal(get3(&in, 0, 1, 7, 7), n + 1);
+    assert_int_equal(emits[n + 1], 1);
+    assert_int_equal(emitted_k[n + 1][0], 1);
+    assert_int_equal(get3(&in, 0, 1, 7, 7), n + 1);
+    assert_int_equal(emits[n + 1], 1);
+    assert_int_equal(atomic_load(&in.tab)->mask + 1, 64);
+    in.max_slots = 0;
 }
 
 /* A failed emit inserts nothing and uses up no id; reset starts over. */
@@ -217,6 +248,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_dense_ids_across_growth, setup),
+        cmocka_unit_test_setup(test_generations_at_the_cap, setup),
         cmocka_unit_test_setup(test_failed_emit_and_reset, setup),
         cmocka_unit_test_setup(test_concurrent_one_id_per_key, setup),
     };
