@@ -202,10 +202,8 @@ static void maybe_recycle(struct trk_thread *t)
     if (syscall(SYS_tgkill, trk_pid, t->tid, 0) == 0 || errno != ESRCH)
         return;
     if (atomic_load_explicit(&t->committed, memory_order_acquire) ==
-        atomic_load_explicit(&t->consumed, memory_order_relaxed)) {
-        trk_thread_release_pages(t);
+        atomic_load_explicit(&t->consumed, memory_order_relaxed))
         atomic_store_explicit(&t->state, TRK_TS_FREE, memory_order_release);
-    }
 }
 
 /* A new thread found no free state. The writer recycles exited threads'
@@ -234,7 +232,6 @@ void trk_writer_reclaim(void)
                 atomic_store_explicit(&t->consumed, c, memory_order_release);
                 atomic_store_explicit(&t->wake_sent, 0, memory_order_relaxed);
             }
-            trk_thread_release_pages(t);
             atomic_store_explicit(&t->state, TRK_TS_FREE, memory_order_release);
         }
     }
