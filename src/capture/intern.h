@@ -99,7 +99,10 @@ static inline uint32_t trk_intern_probe(const struct trk_intern_tab *t, unsigned
     }
 }
 
-/* Lock-free lookup: the key's id, or 0 when it is not (yet) interned.
+/* Lock-free lookup: the key's id, or 0 when it is not (yet) interned, or
+ * is but the table this lookup read was given back under it (growth, a
+ * new generation): a 0 only ever means "ask trk_intern_add", which looks
+ * again under the lock.
  * words must equal the table's (pass the constant: the probe loop then
  * unrolls). */
 static inline uint32_t trk_intern_find(struct trk_intern *in, unsigned words, uint32_t k32,
