@@ -190,6 +190,22 @@ struct trk_module {
     } seg[TRK_READER_SEGS_MAX];
 };
 
+/* The END trailer's own-memory fields, indices into
+ * trk_reader_status.own (docs/FORMAT.md §2). */
+enum trk_own_field {
+    TRK_OWN_PEAK,
+    TRK_OWN_TABLES_NOW,
+    TRK_OWN_TABLES_PEAK,
+    TRK_OWN_THREADS_BYTES,
+    TRK_OWN_THREAD_STATES,
+    TRK_OWN_PYTHON_BYTES,
+    TRK_OWN_PYTHON_BLOCKS,
+    TRK_OWN_WRITER_BYTES,
+    TRK_OWN_ROTATIONS,
+    TRK_OWN_TOTAL,
+    TRK_READER_OWN_MAX
+};
+
 /* Integrity of what has been read so far; final once trk_reader_next
  * returned 0. */
 struct trk_reader_status {
@@ -225,6 +241,12 @@ struct trk_reader_status {
      * writer still at work), rather than a process that stopped between
      * writes. */
     bool ends_inside_chunk;
+    /* The tracker's own memory in the traced process, from the final END
+     * (docs/FORMAT.md §2 "Own memory"): own_fields of the own[] values
+     * are valid, in the spec's order (TRK_OWN_*); 0 when the capture has
+     * none (older writer, or no END). */
+    uint32_t own_fields;
+    uint64_t own[TRK_READER_OWN_MAX];
 };
 
 /* Opens the capture at path and reads its header. Returns 0 and sets *out,

@@ -95,6 +95,11 @@ struct trk_stats {
     uint64_t events;
     uint64_t missing_chunks; /* counted by END, absent from the file */
     bool ends_inside_chunk;  /* truncated by a cut-short write (disk full?) */
+    /* The tracker's own memory in the traced process, as the END trailer
+     * gave it (trk_reader_status.own, enum trk_own_field); own_fields 0:
+     * not recorded. */
+    uint32_t own_fields;
+    uint64_t own[TRK_READER_OWN_MAX];
     struct trk_alloc_stats by_allocator[TRK_ALLOC_KIND_MAX + 1]; /* index: allocator id */
     /* Python (PY_INFO, PY_IMPORT, PY_MARK records). */
     bool python;             /* the interpreter said hello (a PY_INFO record) */

@@ -21,6 +21,7 @@ struct trk_config trk_cfg = {
     .flush_ms = TRK_ENV_FLUSH_MS_DEF,
     .lz4_accel = TRK_ENV_LZ4_ACCEL_DEF,
     .ring_size = (uint32_t)TRK_ENV_BUFFER_KB_DEF << 10,
+    .table_bytes = (uint64_t)TRK_ENV_TABLE_KB_DEF << 10,
 };
 
 /* The table's ranges are the ones the capture engine is built for. */
@@ -41,6 +42,7 @@ void trk_config_load(void)
      * so that reports know GPU events are tensors, not cached segments. */
     const char *nc = getenv("PYTORCH_NO_CUDA_MEMORY_CACHING");
     trk_cfg.cuda_no_caching = nc && *nc;
+    trk_cfg.table_bytes = (uint64_t)trk_env_long(TRK_ENV_TABLE_KB) << 10;
 
     /* The ring must hold the longest record (a module) several times over,
      * and a DATA chunk is at most 16 MiB raw. Round down to a power of two. */

@@ -28,6 +28,8 @@ struct trk_config {
     int lz4_accel;       /* LZ4 acceleration of the writer (1 = LZ4_compress_default) */
     uint32_t ring_size;  /* per-thread buffer bytes, power of two */
     int cuda_no_caching; /* PYTORCH_NO_CUDA_MEMORY_CACHING set, not empty */
+    /* the cap of one intern table generation, bytes (intern.h) */
+    uint64_t table_bytes;
 };
 
 extern struct trk_config trk_cfg TRK_HIDDEN;

@@ -9,7 +9,8 @@
  * A key is one 32-bit word plus `words` 64-bit words (1..TRK_INTERN_WORDS),
  * fixed per table: the stack trie's entry stays 16 bytes. Ids run 1, 2, 3 ...
  * in insertion order; 0 means "none". Never allocates with malloc: tables
- * come from raw mmap and are never unmapped (readers may still probe one).
+ * come from raw mmap and are never unmapped (readers may still probe one);
+ * their size is bounded (see struct trk_intern).
  */
 #ifndef TRK_CAPTURE_INTERN_H
 #define TRK_CAPTURE_INTERN_H
@@ -34,12 +35,25 @@ struct trk_intern_tab {
     unsigned char e[]; /* (mask + 1) slots of trk_intern_stride(words) bytes */
 };
 
+/* Bounded: a table doubles until it has max_slots slots; when that one is
+ * half full it becomes the previous generation (`prev`, read only under
+ * the lock) and an empty table of the same size takes its place. A key
+ * found in prev is copied into the new table with its id (its record was
+ * written long ago, so an id stays valid for the whole capture); one in
+ * neither gets a new id and record. So at most two tables of max_slots
+ * are resident, whatever the program does; a key evicted from both costs
+ * a second record with a new id, which readers take as any other node
+ * (reports merge frames by content). Tables given back are emptied with
+ * MADV_DONTNEED, never unmapped: a reader still probing one reads zeros,
+ * an empty table, and falls into the locked path. */
 struct trk_intern {
     _Atomic(struct trk_intern_tab *) tab; /* NULL until trk_intern_reset */
     _Atomic int lock;
     unsigned words;
-    uint64_t count;   /* under lock */
-    uint32_t next_id; /* under lock */
+    uint64_t count;              /* under lock: keys in tab */
+    uint32_t next_id;            /* under lock */
+    struct trk_intern_tab *prev; /* under lock: the previous generation, or NULL */
+    uint64_t max_slots;          /* a table's cap, a power of two; 0: TRACKER_TABLE_KB's */
 };
 
 static inline uint64_t trk_intern_stride(unsigned words)
@@ -85,7 +99,10 @@ static inline uint32_t trk_intern_probe(const struct trk_intern_tab *t, unsigned
     }
 }
 
-/* Lock-free lookup: the key's id, or 0 when it is not (yet) interned.
+/* Lock-free lookup: the key's id, or 0 when it is not (yet) interned, or
+ * is but the table this lookup read was given back under it (growth, a
+ * new generation): a 0 only ever means "ask trk_intern_add", which looks
+ * again under the lock.
  * words must equal the table's (pass the constant: the probe loop then
  * unrolls). */
 static inline uint32_t trk_intern_find(struct trk_intern *in, unsigned words, uint32_t k32,
@@ -117,8 +134,8 @@ static inline uint32_t trk_intern_get(struct trk_intern *in, unsigned words, uin
 
 /* A fresh empty table of `slots` (a power of two) for keys of `words`
  * words; ids start again at 1 and the lock is released (init, fork child).
- * The old table stays mapped. -1 (nothing changed but the lock) when
- * mmap failed. */
+ * The old tables stay mapped, their pages given back. -1 (nothing changed
+ * but the lock) when mmap failed. */
 int trk_intern_reset(struct trk_intern *in, unsigned words, uint64_t slots) TRK_HIDDEN;
 /* Held across fork, so the child never inherits a half-written slot. */
 void trk_intern_lock(struct trk_intern *in) TRK_HIDDEN;

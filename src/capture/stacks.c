@@ -28,10 +28,10 @@
 #define TRIE_WORDS 1
 static struct trk_intern trie;
 
-/* 64 KiB to start: a small program's whole trie. It doubles at half full,
- * and the tables it outgrows stay mapped (readers may still be in them), so
- * the address space it takes is under twice what the stacks need; starting
- * at 1 MiB reserved that much in every process, small or not. */
+/* 64 KiB to start: a small program's whole trie. It doubles at half full
+ * up to TRACKER_TABLE_KB, then starts new generations (intern.h); the
+ * tables it leaves give their pages back. Starting at 1 MiB reserved that
+ * much in every process, small or not. */
 #define TRIE_INITIAL (1u << 12)
 
 int trk_stacks_init(void)

@@ -9,12 +9,14 @@
  * writer has drained it and seen its thread gone (writer.c).
  */
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "capture/events.h"
 #include "capture/output.h"
+#include "capture/own_mem.h"
 #include "capture/stacks.h"
 #include "prim/sys.h"
 
@@ -118,9 +120,10 @@ static struct trk_thread *thread_claim_free(void)
 static struct trk_thread *thread_new(void)
 {
     size_t head = (sizeof(struct trk_thread) + 4095) & ~(size_t)4095;
-    uint8_t *mem = trk_sys_mmap(head + trk_cfg.ring_size);
+    uint8_t *mem = trk_own_map(TRK_OWN_THREADS, head + trk_cfg.ring_size);
     if (!mem)
         return NULL;
+    trk_own_add(TRK_OWN_THREADS, 0, 1);
     struct trk_thread *t = (struct trk_thread *)mem;
     t->ring = mem + head;
     t->ring_mask = trk_cfg.ring_size - 1;
@@ -178,6 +181,18 @@ void trk_thread_exit_mark(struct trk_thread *t)
     atomic_store_explicit(&t->state, TRK_TS_EXITING, memory_order_release);
 }
 
+/* The state's header (up to the stack cache) and the Python block pointer
+ * after the arrays keep their values; the cache reads back as zeros,
+ * entries of epoch 0, which is never current (thread_reset). */
+void trk_thread_release_pages(struct trk_thread *t)
+{
+    uintptr_t lo = ((uintptr_t)t->cache + 4095) & ~(uintptr_t)4095;
+    uintptr_t hi = (uintptr_t)&t->provider_block & ~(uintptr_t)4095;
+    if (hi > lo)
+        syscall(SYS_madvise, (void *)lo, hi - lo, MADV_DONTNEED);
+    syscall(SYS_madvise, t->ring, (size_t)t->ring_mask + 1, MADV_DONTNEED);
+}
+
 pid_t trk_thread_tid_of(pthread_t th)
 {
     for (struct trk_thread *t = trk_thread_list(); t; t = t->next) {
@@ -195,8 +210,12 @@ void trk_threads_after_fork_child(struct trk_thread *self)
 {
     atomic_store(&next_stream, 0);
     for (struct trk_thread *t = trk_thread_list(); t; t = t->next)
-        if (t != self)
+        if (t != self) {
+            /* The parent's pages, shared copy-on-write: not the child's
+             * to keep resident. */
+            trk_thread_release_pages(t);
             atomic_store(&t->state, TRK_TS_FREE);
+        }
     if (self) {
         thread_reset(self);
         atomic_store(&self->state, TRK_TS_ACTIVE);

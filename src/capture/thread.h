@@ -118,6 +118,11 @@ void trk_thread_exit_mark(struct trk_thread *t) TRK_HIDDEN;
 struct trk_thread *trk_thread_list(void) TRK_HIDDEN;
 pid_t trk_thread_tid_of(pthread_t th) TRK_HIDDEN;
 void trk_threads_after_fork_child(struct trk_thread *self) TRK_HIDDEN;
+/* A state no thread owns (a fork child's copy of another thread's) gives
+ * back the pages of its ring, stack cache and scratch arrays. States an
+ * exited thread leaves keep theirs: the next thread reuses them without
+ * a page fault (test_lifecycle's thread churn). */
+void trk_thread_release_pages(struct trk_thread *t) TRK_HIDDEN;
 int trk_threads_init(void) TRK_HIDDEN;
 
 /* Returns the calling thread's state with its guard set, or NULL when this

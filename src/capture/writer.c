@@ -43,6 +43,7 @@
 #include "capture/layers.h"
 #include "capture/modules.h"
 #include "capture/output.h"
+#include "capture/own_mem.h"
 #include "prim/sys.h"
 #include "common/crc32c.h"
 
@@ -386,9 +387,9 @@ int trk_writer_start(void)
 {
     if (!raw_buf) {
         lz_cap = LZ4_compressBound((int)trk_cfg.ring_size);
-        raw_buf = trk_sys_mmap(trk_cfg.ring_size);
-        lz_buf = trk_sys_mmap((size_t)lz_cap);
-        lz_state = trk_sys_mmap((size_t)LZ4_sizeofState());
+        raw_buf = trk_own_map(TRK_OWN_WRITER, trk_cfg.ring_size);
+        lz_buf = trk_own_map(TRK_OWN_WRITER, (size_t)lz_cap);
+        lz_state = trk_own_map(TRK_OWN_WRITER, (size_t)LZ4_sizeofState());
         if (!raw_buf || !lz_buf || !lz_state)
             return ENOMEM;
     }
@@ -453,7 +454,7 @@ void trk_writer_finish(int reason, int stop)
     /* After an internal failure the capture ends without a trailer, so that
      * every reader reports it as truncated instead of silently short. */
     if (!failed && atomic_load(&writer_state) == WS_RUNNING) {
-        uint8_t buf[5 * TRK_VARINT_MAX], *p = buf;
+        uint8_t buf[(6 + TRK_OWN_FIELDS) * TRK_VARINT_MAX], *p = buf;
         uint64_t lost = 0, streams = 0;
         for (struct trk_thread *t = trk_thread_list(); t; t = t->next) {
             lost += t->lost;
@@ -464,6 +465,13 @@ void trk_writer_finish(int reason, int stop)
         p = trk_put_varint(p, chunks_written);
         p = trk_put_varint(p, lost);
         p = trk_put_varint(p, streams);
+        /* The tracker's own memory (docs/FORMAT.md §2, END): a count, then
+         * the fields, so that later writers can add some. */
+        uint64_t own[TRK_OWN_FIELDS];
+        trk_own_snapshot(own);
+        p = trk_put_varint(p, TRK_OWN_FIELDS);
+        for (int i = 0; i < TRK_OWN_FIELDS; i++)
+            p = trk_put_varint(p, own[i]);
         end_off = stop ? -1 : lseek(trk_output_fd(), 0, SEEK_CUR);
         end_chunks = chunks_written;
         if (write_chunk(TRK_CHUNK_END, 0, buf, (uint32_t)(p - buf), (uint32_t)(p - buf),

@@ -49,6 +49,8 @@ enum trk_env_kind {
     X(MMAP, BOOL, 1, 0, 1, TRK_ENV_PROPAGATE, "0: do not record the mmap family")                  \
     X(FOLLOW_FORK, BOOL, 1, 0, 1, TRK_ENV_PROPAGATE, "0: forked children are not tracked")         \
     X(BUFFER_KB, UINT, 512, 64, 16384, TRK_ENV_PROPAGATE, "per-thread buffer, KiB")                \
+    X(TABLE_KB, UINT, 4096, 64, 1048576, TRK_ENV_PROPAGATE,                                        \
+      "cap of a stack or code table, KiB (two generations each at most)")                          \
     X(RSS_MS, UINT, 10, 0, 60000, TRK_ENV_PROPAGATE, "RSS sampling period, ms (0 = off)")          \
     X(FLUSH_MS, UINT, 10, 1, 1000, TRK_ENV_PROPAGATE, "writer flush period, ms")                   \
     X(LZ4_ACCEL, UINT, 4, 1, 65537, TRK_ENV_PROPAGATE,                                             \

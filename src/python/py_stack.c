@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "capture/intern.h"
+#include "capture/own_mem.h"
 #include "python/py_capi.h"
 
 /* ---- Layouts --------------------------------------------------------------- */
@@ -151,8 +152,8 @@ size_t trk_py_str(const PyObject *s, char *out, size_t cap)
  * time one of its frames encloses an allocation, and its PY_CODE record is committed before the id
  * becomes visible (the trie's rule). The key is the object's address plus its line table's and
  * name's: a code object freed and another allocated at the same address is then a different key, so
- * a stale entry can never lend its name to a new function. Tables are never freed (readers may
- * still probe an old one).
+ * a stale entry can never lend its name to a new function. Tables are never unmapped (readers may
+ * still probe an old one) and are bounded like the trie's (intern.h).
  */
 #define CODE_WORDS 3
 static struct trk_intern codes;
@@ -334,9 +335,10 @@ static struct trk_py_thread *py_block(struct trk_thread *t)
         return b;
     b = t->provider_block;
     if (!b) {
-        b = trk_sys_mmap(sizeof(*b));
+        b = trk_own_map(TRK_OWN_PYTHON, sizeof(*b));
         if (!b)
             return NULL;
+        trk_own_add(TRK_OWN_PYTHON, 0, 1);
         t->provider_block = b;
     }
     py_tl = b;

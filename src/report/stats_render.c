@@ -277,6 +277,61 @@ static void json_python(struct trk_rjson *j, const struct trk_stats *s)
     trk_rjson_end_object(j);
 }
 
+/* The tracker's own memory in the traced process (the END trailer's
+ * figures, mapped bytes): only for captures that carry them. */
+static void print_own(FILE *f, const struct trk_stats *s)
+{
+    char a[96], b[96], c[192], d[40];
+    if (s->own_fields < TRK_READER_OWN_MAX)
+        return;
+    const uint64_t *o = s->own;
+    fprintf(f, "\nTracker's own memory (mapped in the traced process, at its end)\n");
+    fprintf(f, ROW, "Peak", human(o[TRK_OWN_PEAK], a, sizeof(a)));
+    fprintf(f, ROW, "Total at end", human(o[TRK_OWN_TOTAL], a, sizeof(a)));
+    snprintf(c, sizeof(c), "%s (at most %s; %s generations started at the cap)",
+             trk_rfmt_bytes(o[TRK_OWN_TABLES_NOW], a, sizeof(a)),
+             trk_rfmt_bytes(o[TRK_OWN_TABLES_PEAK], b, sizeof(b)),
+             trk_rfmt_grouped(o[TRK_OWN_ROTATIONS], d, sizeof(d)));
+    fprintf(f, ROW, "Stack/code tables", c);
+    uint64_t n = o[TRK_OWN_THREAD_STATES];
+    snprintf(c, sizeof(c), "%s in %s thread states (%s each)",
+             trk_rfmt_bytes(o[TRK_OWN_THREADS_BYTES], a, sizeof(a)),
+             trk_rfmt_grouped(n, b, sizeof(b)),
+             trk_rfmt_bytes(n ? o[TRK_OWN_THREADS_BYTES] / n : 0, d, sizeof(d)));
+    fprintf(f, ROW, "Thread buffers", c);
+    n = o[TRK_OWN_PYTHON_BLOCKS];
+    if (n) {
+        snprintf(c, sizeof(c), "%s in %s blocks (%s each)",
+                 trk_rfmt_bytes(o[TRK_OWN_PYTHON_BYTES], a, sizeof(a)),
+                 trk_rfmt_grouped(n, b, sizeof(b)),
+                 trk_rfmt_bytes(o[TRK_OWN_PYTHON_BYTES] / n, d, sizeof(d)));
+        fprintf(f, ROW, "Python per thread", c);
+    }
+    fprintf(f, ROW, "Writer buffers", human(o[TRK_OWN_WRITER_BYTES], a, sizeof(a)));
+}
+
+/* "tracker_memory": the same, null when the capture has none. */
+static void json_own(struct trk_rjson *j, const struct trk_stats *s)
+{
+    if (s->own_fields < TRK_READER_OWN_MAX) {
+        trk_rjson_string(j, "tracker_memory", NULL);
+        return;
+    }
+    const uint64_t *o = s->own;
+    trk_rjson_begin_object(j, "tracker_memory");
+    trk_rjson_u64(j, "peak_bytes", o[TRK_OWN_PEAK]);
+    trk_rjson_u64(j, "total_bytes", o[TRK_OWN_TOTAL]);
+    trk_rjson_u64(j, "tables_bytes", o[TRK_OWN_TABLES_NOW]);
+    trk_rjson_u64(j, "tables_peak_bytes", o[TRK_OWN_TABLES_PEAK]);
+    trk_rjson_u64(j, "table_rotations", o[TRK_OWN_ROTATIONS]);
+    trk_rjson_u64(j, "thread_bytes", o[TRK_OWN_THREADS_BYTES]);
+    trk_rjson_u64(j, "thread_states", o[TRK_OWN_THREAD_STATES]);
+    trk_rjson_u64(j, "python_bytes", o[TRK_OWN_PYTHON_BYTES]);
+    trk_rjson_u64(j, "python_blocks", o[TRK_OWN_PYTHON_BLOCKS]);
+    trk_rjson_u64(j, "writer_bytes", o[TRK_OWN_WRITER_BYTES]);
+    trk_rjson_end_object(j);
+}
+
 static void print_table(FILE *f, const char *file, const struct trk_stats *s,
                         const struct trk_stats_report_opts *o)
 {
@@ -349,6 +404,7 @@ static void print_table(FILE *f, const char *file, const struct trk_stats *s,
     print_python(f, s);
     print_gpu_table(f, s, o);
     print_driver_host(f, s);
+    print_own(f, s);
 }
 
 static void print_json(FILE *f, const struct trk_stats *s, const struct trk_stats_report_opts *o)
@@ -411,6 +467,7 @@ static void print_json(FILE *f, const struct trk_stats *s, const struct trk_stat
     trk_rjson_end_object(&j);
     json_python(&j, s);
     json_gpu(&j, s, o);
+    json_own(&j, s);
     trk_rjson_end_object(&j);
     trk_rjson_finish(&j);
 }

@@ -3,7 +3,8 @@
  * test_intern.c - the lock-free intern table (src/capture/intern.c): ids
  * dense 1..N in insertion order, every key distinct by every word, emit
  * called once per new key with its id and before the id is visible,
- * growth across many doublings keeping every id, a failed emit inserting
+ * growth across many doublings keeping every id, generations at a cap
+ * (ids kept while a key is in one of two, a new one after), a failed emit inserting
  * nothing, and concurrent inserts of overlapping keys from several threads
  * (with lock-free readers beside them) giving each key exactly one id.
  * scripts/test.sh also runs it under ThreadSanitizer.
@@ -99,6 +100,36 @@ static void test_dense_ids_across_growth(void **state)
     assert_int_equal(emits[n + 1], 0);
 }
 
+/* A cap of 64 slots (32 keys a generation), 1000 keys: the table never
+ * grows past the cap; a key still in the current or the previous
+ * generation keeps its id without a new emit; a key forgotten by both is
+ * emitted again under the next id, once; ids stay dense. */
+static void test_generations_at_the_cap(void **state)
+{
+    (void)state;
+    static struct trk_intern in;
+    assert_int_equal(trk_intern_reset(&in, 3, 8), 0);
+    in.max_slots = 64;
+    const uint32_t n = 1000;
+    for (uint32_t i = 0; i < n; i++)
+        assert_int_equal(get3(&in, 0, i + 1, 7, 7), i + 1);
+    assert_int_equal(atomic_load(&in.tab)->mask + 1, 64);
+    assert_non_null(in.prev);
+    /* The newest 32 keys are in one of the two generations. */
+    for (uint32_t i = n - 32; i < n; i++) {
+        assert_int_equal(get3(&in, 0, i + 1, 7, 7), i + 1);
+        assert_int_equal(emits[i + 1], 1);
+    }
+    /* The first key is in neither: a second record, the next id. */
+    assert_int_equal(get3(&in, 0, 1, 7, 7), n + 1);
+    assert_int_equal(emits[n + 1], 1);
+    assert_int_equal(emitted_k[n + 1][0], 1);
+    assert_int_equal(get3(&in, 0, 1, 7, 7), n + 1);
+    assert_int_equal(emits[n + 1], 1);
+    assert_int_equal(atomic_load(&in.tab)->mask + 1, 64);
+    in.max_slots = 0;
+}
+
 /* A failed emit inserts nothing and uses up no id; reset starts over. */
 static void test_failed_emit_and_reset(void **state)
 {
@@ -155,8 +186,11 @@ static void *writer(void *arg)
         if (id == 0 || id > NKEYS)
             return (void *)1;
         got[w][i] = id;
+        /* 0 is allowed: another writer may have grown the table and given
+         * back the pages of the one this lookup read (intern.h). */
         uint64_t k = key64(i);
-        if (trk_intern_find(&shared, 1, key32(i), &k) != id)
+        uint32_t found = trk_intern_find(&shared, 1, key32(i), &k);
+        if (found != id && found != 0)
             return (void *)2;
     }
     atomic_fetch_add(&writers_done, 1);
@@ -213,12 +247,71 @@ static void test_concurrent_one_id_per_key(void **state)
     assert_true(atomic_load(&shared.tab)->mask + 1 >= 2 * (uint64_t)NKEYS);
 }
 
+/* The same race with a cap of 64 slots: generations start all the time
+ * while lock-free readers probe tables whose pages are being given back.
+ * Keys may get several ids now, but every id any thread gets or finds is
+ * one emitted for exactly its key. */
+#define GKEYS 2000
+static _Atomic int ggo, gdone;
+
+static void *gen_writer(void *arg)
+{
+    uint32_t w = (uint32_t)(uintptr_t)arg;
+    while (!atomic_load(&ggo))
+        ;
+    for (uint32_t j = 0; j < GKEYS; j++) {
+        uint32_t i = (w * 701 + (w & 1 ? GKEYS - j : j) * 7) % GKEYS;
+        uint32_t id = get1(i);
+        if (id == 0 || id > MAXID || emitted_k32[id] != key32(i) || emitted_k[id][0] != key64(i))
+            return (void *)1;
+    }
+    atomic_fetch_add(&gdone, 1);
+    return NULL;
+}
+
+static void *gen_reader(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&ggo))
+        ;
+    for (uint32_t i = 0; atomic_load(&gdone) < NTHREADS; i = (i + 1) % GKEYS) {
+        uint64_t k = key64(i);
+        uint32_t id = trk_intern_find(&shared, 1, key32(i), &k);
+        if (id && (id > MAXID || emitted_k32[id] != key32(i) || emitted_k[id][0] != k))
+            return (void *)3;
+    }
+    return NULL;
+}
+
+static void test_concurrent_generations(void **state)
+{
+    (void)state;
+    assert_int_equal(trk_intern_reset(&shared, 1, 4), 0);
+    shared.max_slots = 64;
+    pthread_t th[NTHREADS + 1];
+    for (uintptr_t w = 0; w < NTHREADS; w++)
+        assert_int_equal(pthread_create(&th[w], NULL, gen_writer, (void *)w), 0);
+    assert_int_equal(pthread_create(&th[NTHREADS], NULL, gen_reader, NULL), 0);
+    atomic_store(&ggo, 1);
+    for (int w = 0; w <= NTHREADS; w++) {
+        void *rc;
+        assert_int_equal(pthread_join(th[w], &rc), 0);
+        assert_ptr_equal(rc, NULL);
+    }
+    assert_int_equal(atomic_load(&shared.tab)->mask + 1, 64);
+    for (uint32_t id = 1; id <= MAXID; id++)
+        assert_true(emits[id] <= 1); /* each id emitted once */
+    shared.max_slots = 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_dense_ids_across_growth, setup),
+        cmocka_unit_test_setup(test_generations_at_the_cap, setup),
         cmocka_unit_test_setup(test_failed_emit_and_reset, setup),
         cmocka_unit_test_setup(test_concurrent_one_id_per_key, setup),
+        cmocka_unit_test_setup(test_concurrent_generations, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * own_mem.c - counters of the tracker's own mappings in the traced process
+ * (own_mem.h). Relaxed atomics: the figures are statistics read once at the
+ * trailer, never used to decide anything; only the peak needs a CAS loop.
+ */
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "capture/own_mem.h"
+#include "prim/sys.h"
+
+static _Atomic int64_t bytes[TRK_OWN_NCAT], objects[TRK_OWN_NCAT], total;
+static _Atomic int64_t peak_total, peak_tables;
+static _Atomic uint64_t rotations;
+
+static void raise_to(_Atomic int64_t *peak, int64_t v)
+{
+    int64_t cur = atomic_load_explicit(peak, memory_order_relaxed);
+    while (v > cur && !atomic_compare_exchange_weak_explicit(peak, &cur, v, memory_order_relaxed,
+                                                             memory_order_relaxed))
+        ;
+}
+
+void trk_own_add(enum trk_own_cat c, int64_t len, int64_t objs)
+{
+    int64_t cat = atomic_fetch_add_explicit(&bytes[c], len, memory_order_relaxed) + len;
+    atomic_fetch_add_explicit(&objects[c], objs, memory_order_relaxed);
+    int64_t all = atomic_fetch_add_explicit(&total, len, memory_order_relaxed) + len;
+    if (len <= 0)
+        return;
+    raise_to(&peak_total, all);
+    if (c == TRK_OWN_TABLES)
+        raise_to(&peak_tables, cat);
+}
+
+void trk_own_rotation(void)
+{
+    atomic_fetch_add_explicit(&rotations, 1, memory_order_relaxed);
+}
+
+void *trk_own_map(enum trk_own_cat c, size_t len)
+{
+    size_t mapped = (len + 4095) & ~(size_t)4095;
+    void *p = trk_sys_mmap(len);
+    if (p)
+        trk_own_add(c, (int64_t)mapped, 0);
+    return p;
+}
+
+void trk_own_release(enum trk_own_cat c, void *p, size_t len)
+{
+    /* The whole mapping, header included: a table whose mask reads as 0
+     * is still a table, of one empty slot (intern.c, 1). */
+    uintptr_t lo = (uintptr_t)p & ~(uintptr_t)4095;
+    uintptr_t hi = ((uintptr_t)p + len + 4095) & ~(uintptr_t)4095;
+    if (hi <= lo)
+        return;
+    syscall(SYS_madvise, (void *)lo, hi - lo, MADV_DONTNEED);
+    trk_own_add(c, -(int64_t)(hi - lo), 0);
+}
+
+static uint64_t get(_Atomic int64_t *v)
+{
+    int64_t x = atomic_load_explicit(v, memory_order_relaxed);
+    return x > 0 ? (uint64_t)x : 0;
+}
+
+void trk_own_snapshot(uint64_t out[TRK_OWN_FIELDS])
+{
+    out[0] = get(&peak_total);
+    out[1] = get(&bytes[TRK_OWN_TABLES]);
+    out[2] = get(&peak_tables);
+    out[3] = get(&bytes[TRK_OWN_THREADS]);
+    out[4] = get(&objects[TRK_OWN_THREADS]);
+    out[5] = get(&bytes[TRK_OWN_PYTHON]);
+    out[6] = get(&objects[TRK_OWN_PYTHON]);
+    out[7] = get(&bytes[TRK_OWN_WRITER]);
+    out[8] = atomic_load_explicit(&rotations, memory_order_relaxed);
+    out[9] = get(&total);
+}

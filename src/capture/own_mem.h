@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * own_mem.h - the tracker's own memory in the traced process, counted as it
+ * is mapped and given back: intern tables, per-thread states and rings,
+ * Python's per-thread blocks, the writer's buffers. The figures are mapped
+ * bytes (an upper bound of what they make resident) and go into the END
+ * trailer (docs/FORMAT.md §2, "own memory"), so that `tracker stats` can say
+ * what the tracker cost the process. Lock-free counters only: callable from
+ * any hook, never allocates.
+ */
+#ifndef TRK_CAPTURE_OWN_MEM_H
+#define TRK_CAPTURE_OWN_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "prim/base.h"
+
+enum trk_own_cat {
+    TRK_OWN_TABLES,  /* stack trie and Python code tables */
+    TRK_OWN_THREADS, /* per-thread capture states with their rings */
+    TRK_OWN_PYTHON,  /* Python's per-thread frame blocks */
+    TRK_OWN_WRITER,  /* the writer's staging and compression buffers */
+    TRK_OWN_NCAT,
+};
+
+/* Counts len mapped (+) or given back (-) bytes in category c; objects
+ * counts the category's blocks (thread states, Python blocks). */
+void trk_own_add(enum trk_own_cat c, int64_t len, int64_t objects) TRK_HIDDEN;
+/* One more table generation started because a table reached its cap. */
+void trk_own_rotation(void) TRK_HIDDEN;
+
+/* Maps len bytes for category c (trk_sys_mmap) and counts them. */
+void *trk_own_map(enum trk_own_cat c, size_t len) TRK_HIDDEN;
+/* Gives back the pages of [p, p + len) (MADV_DONTNEED: the range stays
+ * mapped and reads as zeros, so a lock-free reader still probing it is
+ * safe) and stops counting them. */
+void trk_own_release(enum trk_own_cat c, void *p, size_t len) TRK_HIDDEN;
+
+/* The END trailer's own-memory fields, in their on-disk order
+ * (docs/FORMAT.md): peak total, tables, tables' peak, thread states' bytes
+ * and count, Python blocks' bytes and count, writer, table rotations,
+ * total. A fork child's figures include what it inherited still mapped. */
+#define TRK_OWN_FIELDS 10
+void trk_own_snapshot(uint64_t out[TRK_OWN_FIELDS]) TRK_HIDDEN;
+
+#endif /* TRK_CAPTURE_OWN_MEM_H */

@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""test_own_memory.py - issue 12, "Memory" and "Sampler thread": what the
+tracker maps for itself in the traced process is bounded and reported
+(`tracker stats`, "tracker_memory": the END trailer's figures,
+docs/FORMAT.md §2), whatever the number of distinct stacks, threads and
+loaded libraries; stacks stay exact when the bounded tables forget and
+re-define nodes; and the sampler thread opens no file while the program
+idles. progs/own_mem.c makes 2^BITS distinct stacks on each of THREADS
+threads after LIBS rounds of dlopen/dlclose."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import Skip, check, eq, ge, main  # noqa: E402
+
+KIB = 1024
+PAGE = 4096
+TABLE_KB = 256  # TRACKER_TABLE_KB for the small-cap runs
+DEFAULT_TABLE_KB = 4096  # the table's default (src/common/env_options.h)
+
+
+def table_bound(kb, tables=1):
+    """Two generations of each intern table at the cap, a header page each
+    (docs/FORMAT.md §2: at most two generations resident)."""
+    return tables * 2 * (kb * KIB + PAGE)
+
+
+def own_run(env, bits, threads=0, libs=0, table_kb=TABLE_KB):
+    prog = env.prog("own_mem")
+    extra_env = {"TRACKER_TABLE_KB": str(table_kb)} if table_kb else None
+    cp, out, vals = env.run([prog, str(bits), str(threads), str(libs)], env=extra_env,
+                            timeout=300)
+    eq(vals.get("stacks"), 1 << bits, "own_mem's stacks")
+    st = env.stats(out)
+    mem = st.get("tracker_memory")
+    check(isinstance(mem, dict), "stats has tracker_memory: %r" % (mem,))
+    return st, mem, out
+
+
+def folded_leaf_lines(env, out):
+    """The folded export's stacks through step() (the leaks at the peak)."""
+    cp = env.run_raw([env.tracker, "export", "--format", "folded", "-o", "-", out], timeout=300)
+    eq(cp.returncode, 0, "export exit status (%s)" % cp.stderr.decode(errors="replace"))
+    return [ln for ln in cp.stdout.decode().splitlines() if "step" in ln]
+
+
+def test_tables_bounded_whatever_the_stacks(env):
+    """16 times more distinct stacks (and dlopen churn) under a 256 KiB cap:
+    the same bound on the tables, which had to start new generations, and
+    still exactly one folded stack per path with the exact bytes."""
+    bound = table_bound(TABLE_KB)
+    small, msmall, _ = own_run(env, 12)
+    big, mbig, out = own_run(env, 16, threads=2, libs=20)
+    for name, m in (("2^12 stacks", msmall), ("2^16 stacks x 2 threads", mbig)):
+        check(m["tables_peak_bytes"] <= bound,
+              "%s: tables_peak_bytes %d > %d" % (name, m["tables_peak_bytes"], bound))
+        check(m["tables_bytes"] <= m["tables_peak_bytes"], "%s: tables now <= peak" % name)
+        eq(m["python_blocks"], 0, "%s: python_blocks in a C program" % name)
+    ge(mbig["table_rotations"], 1, "2^16 stacks: generations started at the cap")
+    # About 2^18 trie nodes against 2^13 per generation: the ids of
+    # forgotten nodes were defined again, and the stacks must not change.
+    lines = folded_leaf_lines(env, out)
+    eq(len(lines), 1 << 16, "distinct leaking stacks in the folded export")
+    eq(len(set(ln.rsplit(" ", 1)[0] for ln in lines)), 1 << 16, "distinct stack texts")
+    bad = [ln for ln in lines if not ln.endswith(" %d" % (16 * 2))]
+    eq(bad[:3], [], "stacks whose bytes are not 2 threads x 16")
+    eq(big["lost_events"], 0, "lost_events")
+
+
+def test_default_cap(env):
+    """Without TRACKER_TABLE_KB the default cap holds."""
+    _, m, _ = own_run(env, 16, table_kb=None)
+    bound = table_bound(DEFAULT_TABLE_KB)
+    check(m["tables_peak_bytes"] <= bound,
+          "tables_peak_bytes %d > %d" % (m["tables_peak_bytes"], bound))
+
+
+def test_per_thread_figures(env):
+    """Thread states are counted one per thread that recorded (the main
+    thread and the sampler beside the program's), all of one size; the
+    writer's buffers do not grow with threads; the peak covers the rest."""
+    per = set()
+    for threads in (1, 8):
+        _, m, _ = own_run(env, 6, threads=threads)
+        n = m["thread_states"]
+        check(2 <= n <= threads + 2, "%d threads: thread_states %d" % (threads, n))
+        eq(m["thread_bytes"] % n, 0, "%d threads: thread_bytes a multiple of states" % threads)
+        per.add(m["thread_bytes"] // n)
+        check(0 < m["writer_bytes"] <= 3 * 512 * KIB,
+              "%d threads: writer_bytes %d" % (threads, m["writer_bytes"]))
+        eq(m["total_bytes"], m["tables_bytes"] + m["thread_bytes"] + m["python_bytes"]
+           + m["writer_bytes"], "%d threads: total is the sum of the parts" % threads)
+        check(m["total_bytes"] <= m["peak_bytes"], "%d threads: total <= peak" % threads)
+    eq(len(per), 1, "bytes per thread state, the same whatever the threads: %r" % sorted(per))
+    ge(per.pop(), 512 * KIB, "a state holds its 512 KiB ring")
+
+
+def test_stats_text_section(env):
+    """The text report says it, in one section."""
+    _, _, out = own_run(env, 8, threads=1)
+    cp = env.run_raw([env.tracker, "stats", out], timeout=120)
+    eq(cp.returncode, 0, "stats exit status")
+    text = cp.stdout.decode()
+    check("Tracker's own memory" in text, "section title in:\n%s" % text)
+    for row in ("Peak", "Stack/code tables", "Thread buffers", "Writer buffers"):
+        check(re.search(r"^  %s\s" % re.escape(row), text, re.M), "row %r in:\n%s" % (row, text))
+
+
+PY_MANY_FUNCS = r"""
+src = "\n".join("def f%d():\n    return [%d] * 3\n" % (i, i) for i in range(3000))
+ns = {}
+exec(compile(src, "gen.py", "exec"), ns)
+keep = [ns["f%d" % i]() for i in range(3000)]
+print("n=%d" % len(keep))
+"""
+
+
+def test_python_tables_bounded(env):
+    """A Python process (hybrid stacks): 3000 functions each allocating on
+    its own line; both tables (trie and code objects) stay under the cap,
+    one Python block for its one thread."""
+    out = env.out_path("py")
+    cp, out, vals = env.run([sys.executable, "-c", PY_MANY_FUNCS], out=out,
+                            env={"TRACKER_TABLE_KB": str(TABLE_KB)}, timeout=300)
+    eq(vals.get("n"), 3000, "the script ran")
+    m = env.stats(out).get("tracker_memory")
+    check(isinstance(m, dict), "tracker_memory: %r" % (m,))
+    bound = table_bound(TABLE_KB, tables=2)
+    check(m["tables_peak_bytes"] <= bound,
+          "tables_peak_bytes %d > %d" % (m["tables_peak_bytes"], bound))
+    eq(m["python_blocks"], 1, "python_blocks (one thread ran Python)")
+
+
+def test_sampler_opens_nothing_while_idle(env):
+    """The sampler and writer threads make no openat while the program
+    sleeps a second: no dlopen(RTLD_NOLOAD) probing for the GPU driver
+    (which searched the library path, ~16 failed openat per probe, 10 per
+    second); the driver is looked for only when the loader's count moved."""
+    strace = shutil.which("strace")
+    if not strace:
+        raise Skip("strace not installed")
+    prog = env.prog("own_mem")
+    d = env.tmpdir("strace")
+    log = os.path.join(d, "trace")
+    argv = [strace, "-f", "-qq", "-o", log, "-e", "trace=openat,open,clone,clone3,execve",
+            env.tracker, "run", "-o", os.path.join(d, "out.bin"), "-f", "--",
+            prog, "4", "0", "0", "1000"]
+    cp = env.run_raw(argv, timeout=120)
+    if cp.returncode != 0 and b"ptrace" in cp.stderr:
+        raise Skip("ptrace not permitted: %s" % cp.stderr.decode(errors="replace").strip())
+    eq(cp.returncode, 0, "exit status (%s)" % cp.stderr.decode(errors="replace").strip())
+    with open(log) as f:
+        lines = f.read().splitlines()
+    # The traced program is the process that exec'd own_mem; every thread
+    # it cloned is the tracker's (own_mem starts none with THREADS 0).
+    prog_pid = None
+    for ln in lines:
+        m = re.match(r"(\d+)\s+execve\(\"[^\"]*own_mem\"", ln)
+        if m:
+            prog_pid = m.group(1)
+    check(prog_pid is not None, "own_mem's execve in the trace")
+    ours = set()
+    for ln in lines:
+        m = re.match(r"(\d+)\s+(?:clone3?\(|<\.\.\. clone3? resumed>).*=\s+(\d+)$", ln)
+        if m and m.group(1) == prog_pid:
+            ours.add(m.group(2))
+    check(len(ours) >= 1, "found the tracker's threads in the trace:\n%s" % "\n".join(lines[-40:]))
+    opens = [ln for ln in lines if re.match(r"(\d+)\s+open", ln) and ln.split()[0] in ours]
+    eq(opens, [], "files opened by the tracker's threads")
+
+
+if __name__ == "__main__":
+    sys.exit(main(globals()))
