@@ -27,6 +27,11 @@ struct trk_config {
     int flush_ms;       /* writer flush period */
     int lz4_accel;      /* LZ4 acceleration of the writer (1 = LZ4_compress_default) */
     uint32_t ring_size; /* per-thread buffer bytes, power of two */
+    /* Poisson sampling (sample.h): mean bytes between sampled allocations,
+     * 0 = off (every allocation gets its whole stack); the draws' seed,
+     * never 0 once loaded (a random one unless TRACKER_SAMPLE_SEED set it). */
+    uint64_t sample_bytes;
+    uint64_t sample_seed;
 };
 
 extern struct trk_config trk_cfg TRK_HIDDEN;

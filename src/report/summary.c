@@ -14,6 +14,7 @@
 #include "report/summary_extra.h"
 #include "common/grow.h"
 #include "report/report_internal.h"
+#include "report/sampling.h"
 
 struct acc {
     uint64_t own, total, allocs;
@@ -192,6 +193,7 @@ static void print_json(FILE *out, const struct trk_report_set *s, const struct t
     }
     trk_rjson_init(&j, out);
     trk_rjson_begin_object(&j, NULL);
+    trk_rsample_json(&j, trk_report_set_sample_bytes(s));
     trk_rjson_u64(&j, "peak_heap_bytes", heap);
     if (o->mmap) {
         trk_rjson_u64(&j, "peak_mmap_bytes", mapped);

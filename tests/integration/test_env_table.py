@@ -87,8 +87,9 @@ def exec_empty(env, extra=(), run_env=None):
 # A run with every option away from its default that one run can carry, one
 # for the Python options that exclude --no-python, and one with defaults.
 FLAGS_A = ["--depth", "7", "--no-mmap", "--no-follow-fork", "--buffer-kb", "64", "-q",
-           "--no-python"]
-ENV_A = {"TRACKER_RSS_MS": "0", "TRACKER_FLUSH_MS": "3", "TRACKER_LZ4_ACCEL": "9"}
+           "--no-python", "--sample-bytes", "4096"]
+ENV_A = {"TRACKER_RSS_MS": "0", "TRACKER_FLUSH_MS": "3", "TRACKER_LZ4_ACCEL": "9",
+         "TRACKER_SAMPLE_SEED": "5"}
 FLAGS_B = ["--python-only", "--python-allocators"]
 
 OPT_MMAP, OPT_FORK, OPT_RSS = 1, 2, 4
@@ -131,7 +132,7 @@ def test_every_entry_across_exec_with_empty_env(env):
         "TRACKER_FORCE": "1", "TRACKER_DEPTH": "7", "TRACKER_MMAP": "0",
         "TRACKER_FOLLOW_FORK": "0", "TRACKER_BUFFER_KB": "64", "TRACKER_RSS_MS": "0",
         "TRACKER_FLUSH_MS": "3", "TRACKER_LZ4_ACCEL": "9", "TRACKER_PYTHON": "0",
-        "TRACKER_QUIET": "1",
+        "TRACKER_QUIET": "1", "TRACKER_SAMPLE_BYTES": "4096", "TRACKER_SAMPLE_SEED": "5",
     }
     want_b = {"TRACKER_PYTHON": "1", "TRACKER_PYTHON_ALLOCATORS": "1"}
     checks = []
@@ -175,6 +176,8 @@ def test_every_entry_across_exec_with_empty_env(env):
         (ra["hdr"]["root_pid"], pid, "TRACKER_ROOT_PID: child's root_pid"),
         (ra["hdr"]["session"], ra["root_hdr"]["session"], "TRACKER_SESSION: child's session"),
         (ra["stderr"], "", "TRACKER_QUIET=1: stderr of the run"),
+        (sa.get("sample_bytes"), 4096, "TRACKER_SAMPLE_BYTES=4096: child's sample_bytes"),
+        (sc.get("sample_bytes"), None, "default run: child's sample_bytes"),
     ]
     eq_all(checks)
 

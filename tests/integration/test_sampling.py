@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""test_sampling.py - `tracker run --sample-bytes N` (issue 12, sampling
+mode): Poisson sampling per byte, as heapprofd and tcmalloc sample. Every
+event is still recorded, so `stats` stays exact; a sampled allocation keeps
+its whole stack and the others only their call site; reports scale the
+sampled stacks by the inverse of each one's odds (1 - exp(-size/N)) and say
+on every text report, JSON document and page that they are sampled, and at
+what rate. TRACKER_SAMPLE_SEED makes a run's draws repeat exactly, so every
+figure here is reproducible; the bounds are still the statistical ones."""
+
+import json
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import check, eq, le, main  # noqa: E402
+
+N_ROUNDS, BIG, SMALL, LEAK = 20000, 900, 100, 200
+RATE = 8192
+SEED = {"TRACKER_SAMPLE_SEED": "12345"}
+PHRASE = "sampled at 8,192 bytes"
+
+
+def run_sites(env, rate=None, seed=SEED, rounds=N_ROUNDS, big=BIG, small=SMALL):
+    extra = ["--sample-bytes", str(rate)] if rate else []
+    _, out, _ = env.run([env.prog("sample_sites"), str(rounds), str(big), str(small), str(LEAK)],
+                        extra=extra, env=seed)
+    return out
+
+
+def report(env, argv):
+    cp = env.run_raw([env.tracker] + argv + ["--no-progress"])
+    eq(cp.returncode, 0, "exit status of %s (stderr: %s)"
+       % (" ".join(argv), cp.stderr.decode(errors="replace")))
+    return cp.stdout.decode()
+
+
+def by_function(env, path, select="--allocated"):
+    """{innermost function: (bytes, count)} of `tree --inverted --json`."""
+    d = json.loads(report(env, ["tree", select, "--inverted", "--json", "--threshold", "0",
+                                "-n", "0", path]))
+    return d, {c["function"]: (c["total_bytes"], c["total_count"]) for c in d["children"]}
+
+
+def test_totals_exact(env):
+    """Counts, bytes, peak and leaks of a sampled capture are the exact ones
+    (the same as unsampled, and as the program's own arithmetic)."""
+    plain = env.stats(run_sites(env))
+    sampled = env.stats(run_sites(env, RATE))
+    for st in (plain, sampled):
+        eq(st["allocations"], 2 * N_ROUNDS, "allocations")
+        eq(st["frees"], 2 * (N_ROUNDS - LEAK), "frees")
+        eq(st["bytes_allocated"], N_ROUNDS * (BIG + SMALL), "bytes allocated")
+        eq(st["peak_heap_bytes"], LEAK * (BIG + SMALL), "peak")
+        eq(st["leaked_bytes"], LEAK * (BIG + SMALL), "leaked bytes")
+        eq(st["leaked_allocations"], 2 * LEAK, "leaked blocks")
+        eq(st["unmatched_frees"], 0, "unmatched frees")
+    eq(sampled.get("sample_bytes"), RATE, "stats --json names the rate")
+    check("sample_bytes" not in plain, "an unsampled capture says nothing of sampling")
+
+
+def test_estimates_unbiased_within_bound(env):
+    """Two call sites with 90 % / 10 % of the bytes: each site's estimate is
+    k * round(s/p) for k sampled allocations, and lies within five standard
+    deviations of the truth, the deviation computed from k (Binomial(n, p):
+    points of a Poisson process in disjoint byte ranges are independent)."""
+    out = run_sites(env, RATE)
+    _, sites = by_function(env, out)
+    est = {}
+    for fn, size in (("big_site", BIG), ("small_site", SMALL)):
+        check(fn in sites, "%s in the tree: %s" % (fn, sorted(sites)))
+        p = -math.expm1(-size / RATE)
+        w = round(size / p)
+        got, _ = sites[fn]
+        eq(got % w, 0, "%s: bytes are whole sampled allocations of weight %d" % (fn, w))
+        k = got // w
+        check(k >= 100, "%s: enough samples for the bound (%d)" % (fn, k))
+        truth = N_ROUNDS * size
+        sigma = w * math.sqrt(k * (1 - p))
+        le(abs(got - truth), 5 * sigma, "%s: |estimate %d - truth %d| within 5 sd (%.0f)"
+           % (fn, got, truth, sigma))
+        est[fn] = got
+    share = est["big_site"] / (est["big_site"] + est["small_site"])
+    # The share's deviation, from the two sites' (independent) ones.
+    le(abs(share - 0.9), 0.05, "big_site's share of the bytes %.4f (truth 0.9)" % share)
+    # Nothing is attributed to the call-site-only stacks: the sampled stacks
+    # carry all of it.
+    eq(sorted(sites), ["big_site", "small_site"], "only the two sites appear")
+
+
+def test_seed_repeats(env):
+    """The same seed gives the same draws: identical reports."""
+    a = report(env, ["tree", "--allocated", "--json", run_sites(env, RATE)])
+    b = report(env, ["tree", "--allocated", "--json", run_sites(env, RATE)])
+    eq(a, b, "two runs with TRACKER_SAMPLE_SEED=12345")
+
+
+def test_reports_say_sampled(env):
+    out = run_sites(env, RATE)
+    plain = run_sites(env)
+    for cmd in (["summary"], ["tree"], ["leaks"], ["stats"], ["diff", plain]):
+        text = report(env, cmd + [out])
+        check(PHRASE in text, "%s says %r:\n%s" % (cmd[0], PHRASE, text[:600]))
+    for cmd in (["summary"], ["tree"], ["leaks"], ["stats"]):
+        text = report(env, cmd + [plain])
+        check("sampled at" not in text, "%s of an unsampled capture: %s" % (cmd[0], text[:600]))
+    for cmd in (["summary", "--json"], ["tree", "--json"], ["stats", "--json"]):
+        d = json.loads(report(env, cmd + [out]))
+        eq(d.get("sample_bytes"), RATE, "%s: sample_bytes" % " ".join(cmd))
+        check(PHRASE in d.get("sampling", ""), "%s: the phrase" % " ".join(cmd))
+    rows = json.loads(report(env, ["leaks", "--json", out]))
+    check(rows, "leaks --json lists the leak")
+    for r in rows:
+        eq(r.get("sample_bytes"), RATE, "leaks --json row says sampled")
+    rows = json.loads(report(env, ["diff", "--json", plain, out]))
+    check(rows, "diff --json has rows")
+    for r in rows:
+        eq(r.get("sample_bytes_after"), RATE, "diff --json row: the after side is sampled")
+        check("sample_bytes_before" not in r, "diff --json row: the before side is not")
+    page = os.path.join(os.path.dirname(out), "page.html")
+    report(env, ["flamegraph", "-f", "-o", page, out])
+    with open(page, encoding="utf-8") as f:
+        html = f.read()
+    check('"sample_bytes":%d' % RATE in html, "the page's data carries the rate")
+    check("sampled at ' + T.count(sampled) + ' bytes" in html, "the page's text says it")
+
+
+def test_rate_one_same_stacks(env):
+    """N = 1: every allocation of 64 bytes or more is sampled (its odds
+    1 - exp(-64) are 1 in double precision) with weight 1, so the reports
+    are the unsampled ones, but for the line that says how they were made."""
+    sampled = run_sites(env, 1, big=640, small=64)
+    plain = run_sites(env, None, big=640, small=64)
+    for select in ("--allocated", "--peak", "--leaks"):
+        a, _ = by_function(env, sampled, select)
+        b, _ = by_function(env, plain, select)
+        eq(a.pop("sample_bytes", None), 1, "sample_bytes of N = 1")
+        a.pop("sampling", None)
+        eq(a, b, "tree %s of N = 1 against unsampled" % select)
+
+
+def test_python_sampled(env):
+    """A Python process: hybrid stacks for the sampled allocations, call
+    sites for the rest; the run works and its totals match the capture's
+    event counts."""
+    code = "x = [bytearray(1000) for _ in range(3000)]\ndel x\n"
+    _, out, _ = env.run([sys.executable, "-c", code], extra=["--sample-bytes", "65536"],
+                        env=SEED)
+    st = env.stats(out)
+    eq(st.get("sample_bytes"), 65536, "the rate")
+    check(st["allocations"] >= 3000, "every bytearray recorded (%d)" % st["allocations"])
+    text = report(env, ["summary", out])
+    check("sampled at 65,536 bytes" in text, "summary says it")
+
+
+if __name__ == "__main__":
+    sys.exit(main(globals()))
