@@ -68,6 +68,12 @@ static int64_t draw(void)
     return g > 4e18 ? INT64_C(4000000000000000000) : (int64_t)g;
 }
 
+void trk_sample_thread_reset(void)
+{
+    rng = 0;
+    trk_tl_sample_left = 0;
+}
+
 int trk_sample_hit(struct trk_thread *t, int64_t size)
 {
     if (TRK_UNLIKELY(!rng)) {

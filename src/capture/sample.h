@@ -28,6 +28,9 @@ extern __thread int64_t trk_tl_sample_left TRK_TLS TRK_HIDDEN;
 /* Seeds the process (config.c, once sample_bytes and sample_seed are read). */
 void trk_sample_init(void) TRK_HIDDEN;
 
+/* Forgets the calling thread's generator and countdown (unit tests). */
+void trk_sample_thread_reset(void) TRK_HIDDEN;
+
 /* The slow path: the countdown reached zero within an allocation of size
  * bytes (or the thread has not drawn yet). Returns 1 when the allocation is
  * sampled, with the countdown redrawn. */
