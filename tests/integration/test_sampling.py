@@ -141,6 +141,36 @@ def test_rate_one_same_stacks(env):
         eq(a, b, "tree %s of N = 1 against unsampled" % select)
 
 
+def test_signal_handler_allocations_exact(env):
+    """Allocations a signal handler makes inside a hook are published later
+    with their caller only: in a sampled capture they are counted exactly
+    and stand in no stack (weighing one as a sampled allocation would
+    inflate its stack by 1/p)."""
+    prog = env.prog("signested")
+    extra = ["--sample-bytes", "4096"]
+    s, v = env.traced([prog, "100000", "200", "0"], timeout=120, extra=extra, env=SEED)
+    s0, v0 = env.traced([prog, "100000", "0", "0"], timeout=120, extra=extra, env=SEED)
+    eq(v0["handled"], 0, "signals without a timer")
+    made = v["handler_allocs"]
+    check(made > 0, "the handler allocated")
+    eq(s["allocations"] - s0["allocations"], made, "allocations made by the handler")
+    eq(s["frees"] - s0["frees"], made, "frees made by the handler")
+    eq(s["bytes_allocated"] - s0["bytes_allocated"], 48 * made, "bytes by the handler")
+    eq(s["lost_events"], 0, "lost events")
+    eq(s["unmatched_frees"], 0, "unmatched frees")
+    # No call-site node is ever shown as a frame (its ip has bit 62 set).
+    _, sites = by_function(env, s["_path"])
+    check(all(not f.startswith("0x4") for f in sites), "no tagged address as a frame: %s" % sites)
+    # The handler's estimate may miss what it allocated inside hooks (not
+    # sampled), but never exceeds the truth beyond chance.
+    got = sites.get("on_alarm", (0, 0))[0]
+    p = -math.expm1(-48 / 4096)
+    w = round(48 / p)
+    k = got // w
+    bound = 48 * made + 5 * w * math.sqrt(max(k, 1) * (1 - p))
+    le(got, bound, "on_alarm's estimate %d (truth %d, %d samples)" % (got, 48 * made, k))
+
+
 def test_python_sampled(env):
     """A Python process: hybrid stacks for the sampled allocations, call
     sites for the rest; the run works and its totals match the capture's
