@@ -9,6 +9,7 @@ on every text report, JSON document and page that they are sampled, and at
 what rate. TRACKER_SAMPLE_SEED makes a run's draws repeat exactly, so every
 figure here is reproducible; the bounds are still the statistical ones."""
 
+import gzip
 import json
 import math
 import os
@@ -125,6 +126,28 @@ def test_reports_say_sampled(env):
         html = f.read()
     check('"sample_bytes":%d' % RATE in html, "the page's data carries the rate")
     check("sampled at ' + T.count(sampled) + ' bytes" in html, "the page's text says it")
+
+
+def test_exports_say_sampled(env):
+    """The exports that can carry a note carry the rate: speedscope in the
+    profile's name, chrome-trace in its metadata, pprof as its period and a
+    comment."""
+    out = run_sites(env, RATE)
+    d = os.path.dirname(out)
+    files = {}
+    for fmt, name in (("speedscope", "s.json"), ("chrome-trace", "c.json"), ("pprof", "p.pb.gz")):
+        files[fmt] = os.path.join(d, name)
+        report(env, ["export", "--format", fmt, out, "-o", files[fmt]])
+    with open(files["speedscope"], encoding="utf-8") as f:
+        sp = json.load(f)
+    check("sampled at %d bytes" % RATE in sp["profiles"][0]["name"],
+          "speedscope profile name: %r" % sp["profiles"][0]["name"])
+    with open(files["chrome-trace"], encoding="utf-8") as f:
+        ct = json.load(f)
+    eq(ct["metadata"].get("sample_bytes"), RATE, "chrome-trace metadata")
+    with gzip.open(files["pprof"]) as f:
+        pb = f.read()
+    check(b"sampled at %d bytes" % RATE in pb, "pprof comment names the rate")
 
 
 def test_rate_one_same_stacks(env):
