@@ -6,6 +6,7 @@
  * ln(u). Runs inside hooks: no allocation, no locks, no libm (the logarithm is computed here).
  */
 #include <stdatomic.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include "prim/sys.h"
 
 __thread int64_t trk_tl_sample_left TRK_TLS;
+__thread struct trk_callsite_memo trk_tl_callsite TRK_TLS;
 static __thread uint64_t rng TRK_TLS; /* 0 = not seeded on this thread */
 
 void trk_sample_init(void)
@@ -66,6 +68,24 @@ static int64_t draw(void)
     if (g < 1)
         return 1;
     return g > 4e18 ? INT64_C(4000000000000000000) : (int64_t)g;
+}
+
+uint32_t trk_stack_callsite_slow(struct trk_thread *t, uintptr_t ra)
+{
+    struct trk_callsite_memo *m = &trk_tl_callsite;
+    if (m->owner != t || m->epoch != t->cache_epoch) {
+        memset(m->e, 0, sizeof(m->e));
+        m->owner = t;
+        m->epoch = t->cache_epoch;
+    }
+    uintptr_t ip = ra | (uintptr_t)TRK_IP_CALLSITE;
+    uint32_t id = trk_stack_intern(t, &ip, 1);
+    if (id) { /* 0: no stack (out of memory); ask again next time */
+        unsigned i = (unsigned)((ra >> 2) ^ (ra >> 7)) & (TRK_CALLSITE_MEMO - 1);
+        m->e[i].ra = ra;
+        m->e[i].id = id;
+    }
+    return id;
 }
 
 void trk_sample_thread_reset(void)

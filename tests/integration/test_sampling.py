@@ -9,6 +9,7 @@ on every text report, JSON document and page that they are sampled, and at
 what rate. TRACKER_SAMPLE_SEED makes a run's draws repeat exactly, so every
 figure here is reproducible; the bounds are still the statistical ones."""
 
+import glob
 import gzip
 import json
 import math
@@ -192,6 +193,26 @@ def test_signal_handler_allocations_exact(env):
     k = got // w
     bound = 48 * made + 5 * w * math.sqrt(max(k, 1) * (1 - p))
     le(got, bound, "on_alarm's estimate %d (truth %d, %d samples)" % (got, 48 * made, k))
+
+
+def test_fork_exec_children_exact(env):
+    """Forked and exec'd children inherit the setting (and the parent's
+    countdown): every capture of the tree is sampled, with the same exact
+    totals as an unsampled run of the same tree."""
+    def tree(extra):
+        _, out, v = env.run([env.prog("forker"), env.prog("leaker"), "10", "100", "20", "3000",
+                             "5", "40"], extra=extra, env=SEED)
+        caps = sorted(glob.glob(os.path.join(os.path.dirname(out), "*.bin")))
+        eq(len(caps), 5, "captures of the tree: %s" % caps)
+        return [env.stats(c, allow_truncated=True) for c in caps]
+
+    plain = tree([])
+    sampled = tree(["--sample-bytes", "1000"])
+    for p, s in zip(sorted(plain, key=lambda x: x["allocations"]),
+                    sorted(sampled, key=lambda x: x["allocations"])):
+        eq(s.get("sample_bytes"), 1000, "every capture of the tree is sampled")
+        for k in ("allocations", "frees", "bytes_allocated", "leaked_bytes", "inherited_bytes"):
+            eq(s[k], p[k], "%s of a capture of the tree" % k)
 
 
 def test_python_sampled(env):
