@@ -227,6 +227,11 @@ def test_python_sampled(env):
     check(st["allocations"] >= 3000, "every bytearray recorded (%d)" % st["allocations"])
     text = report(env, ["summary", out])
     check("sampled at 65,536 bytes" in text, "summary says it")
+    # The sampled bytearrays keep their Python line (~45 samples of 3 MB).
+    d, _ = by_function(env, out)
+    lines = [c for c in d["children"] if c.get("file") == "<string>"]
+    check(lines, "a Python line of the script among the sampled stacks: %s"
+          % [(c["function"], c.get("file")) for c in d["children"]][:10])
 
 
 if __name__ == "__main__":
