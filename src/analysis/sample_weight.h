@@ -33,11 +33,15 @@ static inline struct trk_sample_w trk_sample_weigh(uint64_t size, double n, uint
     if (!(p > 0)) /* underflow: a size negligible beside N */
         p = (double)size / n;
     double inv = 1.0 / p;
+    if (inv > 1e15) /* N from a damaged header: keep every figure an integer */
+        inv = 1e15;
     double whole = floor(inv);
     /* A uniform number in [0, 1) from the block, 53 bits. */
     double u = (double)(trk_mix64(key ^ trk_mix64(size)) >> 11) * (1.0 / 9007199254740992.0);
     uint64_t count = (uint64_t)whole + (u < inv - whole ? 1u : 0u);
-    return (struct trk_sample_w){(uint64_t)llround((double)size * inv), count};
+    double bytes = (double)size * inv;
+    return (struct trk_sample_w){
+        bytes < 9e18 ? (uint64_t)llround(bytes) : UINT64_C(9000000000000000000), count};
 }
 
 #endif /* TRK_SAMPLE_WEIGHT_H */

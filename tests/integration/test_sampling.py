@@ -14,6 +14,7 @@ import gzip
 import json
 import math
 import os
+import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -213,6 +214,27 @@ def test_fork_exec_children_exact(env):
         eq(s.get("sample_bytes"), 1000, "every capture of the tree is sampled")
         for k in ("allocations", "frees", "bytes_allocated", "leaked_bytes", "inherited_bytes"):
             eq(s[k], p[k], "%s of a capture of the tree" % k)
+
+
+def test_damaged_rate(env):
+    """A header whose SAMPLE TLV names an absurd N (a damaged file that
+    still passes its CRC) reads without a crash: reports print, with
+    clamped estimates, and say the rate the file names."""
+    from test_format import reseal_header
+    out = run_sites(env, RATE, rounds=2000)
+    with open(out, "rb") as f:
+        data = bytearray(f.read())
+    eq(struct.unpack_from("<HHI", data, 64), (7, 0, 16), "the SAMPLE TLV comes first")
+    eq(struct.unpack_from("<Q", data, 72)[0], RATE, "its N")
+    for n in (2 ** 64 - 1, 1):
+        struct.pack_into("<Q", data, 72, n)
+        bad = os.path.join(os.path.dirname(out), "bad.bin")
+        with open(bad, "wb") as f:
+            f.write(reseal_header(data))
+        for cmd in (["summary"], ["tree", "--json"], ["leaks"], ["stats", "--json"]):
+            text = report(env, cmd + [bad])
+            check("sampled at" in text or '"sample_bytes": %d' % n in text,
+                  "%s of N = %d says it: %s" % (cmd[0], n, text[:300]))
 
 
 def test_python_sampled(env):
