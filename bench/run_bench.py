@@ -18,7 +18,14 @@ Configs are interleaved within each repetition (with a rotating order) so that
 background load hits all configs alike; medians over repetitions are reported.
 
 Usage: bench/run_bench.py [--build build] [--pairs N] [--reps N] [--quick]
-                          [--out bench/results.md]
+                          [--out bench/results.md] [--configs plain,tracker,sampled,heaptrack]
+                          [--sample-bytes N] [--callgrind]
+
+Config `sampled` is `tracker run --sample-bytes N` (default 524288).
+--callgrind counts instructions instead of timing: for each config, the Ir of
+the whole process tree on ring 1T at --pairs 20000 and 60000 (valgrind
+--tool=callgrind --trace-children=yes); the difference over the 80,000
+events between them is the cost of one event, start-up and exit cancelled.
 Python 3 standard library only.
 """
 import argparse
@@ -141,12 +148,17 @@ def capture_size(pattern):
     return sum(os.path.getsize(f) for f in files) if files else None
 
 
-def make_configs(tracker, heaptrack):
+def make_configs(tracker, heaptrack, sample_bytes=None):
     """Each config: name -> function(bench_cmd, tmpdir) -> (cmd, capture glob)."""
     configs = [("plain", lambda cmd, d: (cmd, None))]
     if tracker:
         configs.append(("tracker", lambda cmd, d: (
             [tracker, "run", "-q", "-o", os.path.join(d, "cap.trk"), "-f", "--"] + cmd,
+            os.path.join(d, "cap.trk"))))
+    if tracker and sample_bytes:
+        configs.append(("sampled", lambda cmd, d: (
+            [tracker, "run", "-q", "-o", os.path.join(d, "cap.trk"), "-f", "--sample-bytes",
+             str(sample_bytes), "--"] + cmd,
             os.path.join(d, "cap.trk"))))
     if heaptrack:
         # heaptrack appends .zst (or .gz) to the -o name.
@@ -226,6 +238,53 @@ def env_info(tracker, heaptrack):
     return lines
 
 
+def callgrind_ir(cmd, d, timeout):
+    """Summed Ir of every process of cmd's tree under callgrind."""
+    clean_dir(d)
+    vg = ["valgrind", "--tool=callgrind", "--trace-children=yes",
+          "--callgrind-out-file=" + os.path.join(d, "cg.%p")]
+    subprocess.run(vg + cmd, cwd=d, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   timeout=timeout, check=True)
+    total = 0
+    for f in glob.glob(os.path.join(d, "cg.*")):
+        with open(f, errors="replace") as fh:
+            for line in fh:
+                if line.startswith(("totals:", "summary:")):
+                    total += int(line.split()[1])
+                    break
+    return total
+
+
+def callgrind_main(args, bench, configs):
+    """Instructions per event of each config (ring 1T): see the usage."""
+    if not shutil.which("valgrind"):
+        die("valgrind not installed")
+    lo, hi = 20000, 60000
+    rows = []
+    tmp = tempfile.mkdtemp(prefix="trk-bench-cg-")
+    try:
+        for cname, build_cmd in configs:
+            if cname == "heaptrack":
+                continue  # its interpreter is a pipeline of its own: not comparable
+            ir = []
+            for pairs in (lo, hi):
+                cmd = [bench, "--pairs", str(pairs), "--seed", str(args.seed), "--mode", "ring",
+                       "--threads", "1"]
+                full, _ = build_cmd(cmd, tmp)
+                ir.append(callgrind_ir(full, tmp, args.timeout))
+            per = (ir[1] - ir[0]) / (2 * (hi - lo))
+            rows.append((cname, ir[0], ir[1], per))
+            print(f"{cname:9s} {per:7.0f} Ir/event", flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    base = rows[0][3] if rows and rows[0][0] == "plain" else None
+    print("\n| config | Ir at 20000 pairs | Ir at 60000 pairs | Ir/event | × plain |")
+    print("|---|---|---|---|---|")
+    for cname, a, b, per in rows:
+        print(f"| {cname} | {a} | {b} | {per:.0f} | {fmt(ratio(per, base), '.2f')} |")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default="build", help="meson build dir (default: build)")
@@ -236,7 +295,12 @@ def main():
     ap.add_argument("--out", default=os.path.join(REPO, "bench", "results.md"),
                     help="markdown results file (default: bench/results.md)")
     ap.add_argument("--configs", default="plain,tracker,heaptrack",
-                    help="comma-separated subset of plain,tracker,heaptrack (plain is always run)")
+                    help="comma-separated subset of plain,tracker,sampled,heaptrack "
+                         "(plain is always run)")
+    ap.add_argument("--sample-bytes", type=int, default=524288,
+                    help="N of config sampled: tracker run --sample-bytes N (default 524288)")
+    ap.add_argument("--callgrind", action="store_true",
+                    help="instructions per event (callgrind) instead of timings")
     ap.add_argument("--timeout", type=float, default=600, help="per-run limit in seconds")
     args = ap.parse_args()
     if args.quick:
@@ -246,15 +310,22 @@ def main():
     tracker = os.path.join(build, "tracker")
     bench = os.path.join(build, "bench", "allocbench")
     wanted = set(args.configs.split(",")) | {"plain"}
-    if wanted - {"plain", "tracker", "heaptrack"}:
-        die(f"unknown config(s) in --configs: {','.join(sorted(wanted - {'plain', 'tracker', 'heaptrack'}))}")
-    need = [(bench, "allocbench")] + ([(tracker, "tracker binary")] if "tracker" in wanted else [])
+    known = {"plain", "tracker", "sampled", "heaptrack"}
+    if wanted - known:
+        die(f"unknown config(s) in --configs: {','.join(sorted(wanted - known))}")
+    traced = wanted & {"tracker", "sampled"}
+    need = [(bench, "allocbench")] + ([(tracker, "tracker binary")] if traced else [])
     for path, what in need:
         if not (os.path.isfile(path) and os.access(path, os.X_OK)):
             die(f"{what} not found at {path} (build it: ninja -C {build})")
     heaptrack = shutil.which("heaptrack") if "heaptrack" in wanted else None
 
-    configs = make_configs(tracker if "tracker" in wanted else None, heaptrack)
+    configs = make_configs(tracker if traced else None, heaptrack,
+                           args.sample_bytes if "sampled" in wanted else None)
+    if "tracker" not in wanted:
+        configs = [c for c in configs if c[0] != "tracker"]
+    if args.callgrind:
+        return callgrind_main(args, bench, configs)
     cfg_names = [c[0] for c in configs]
     # results[workload][config] = list of per-rep dicts (failed runs omitted)
     results = {w: {c: [] for c in cfg_names} for w, _ in WORKLOADS}
@@ -294,9 +365,10 @@ def main():
                                      f"{r['app_rss_kb'] or ''},{r['tree_rss_kb']}")
                     # Once per workload, check that the capture holds at
                     # least the events the program made (nothing dropped).
-                    if cname == "tracker" and rep == args.reps - 1 and r["size"]:
+                    if cname in ("tracker", "sampled") and rep == args.reps - 1 and r["size"]:
                         n, note = tracker_stats(tracker, cap, args.timeout)
-                        captured[wname] = (n, note, r["events"])
+                        key = wname if cname == "tracker" else f"{wname} ({cname})"
+                        captured[key] = (n, note, r["events"])
     finally:
         shutil.rmtree(tmp_root, ignore_errors=True)
 
@@ -307,7 +379,7 @@ def main():
     md.append(f"{datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}; {args.pairs} malloc/free pairs per "
               f"thread, {args.reps} rep(s), medians; generated by `bench/run_bench.py`.")
     md.append("")
-    md += env_info(tracker if "tracker" in cfg_names else None, heaptrack)
+    md += env_info(tracker if traced else None, heaptrack)
     md.append("")
     md.append("| workload | config | loop s | × plain | wall s | × plain | CPU s | × plain "
               "| app RSS MiB | tree RSS MiB | capture MB | B/event |")

@@ -60,6 +60,9 @@
     const atEnd = caps.some((c) => c.leaks_at === 'script_end') ? ' (at the script\'s end)' : '';
     facts.push(['leaked', T.bytes(sum('leaked_bytes')) + ' in ' + T.count(sum('leaked_allocations')) + atEnd]);
     if (root.python) facts.push(['Python', root.python]);
+    // Sampled captures (--sample-bytes): every stack figure is an estimate.
+    const sampled = Math.max(0, ...caps.map((c) => c.sample_bytes || 0));
+    if (sampled) facts.push(['sampled', 'at ' + T.count(sampled) + ' bytes']);
     facts.push(['temporary', T.count(sum('temporary_allocations'))]);
     if (sum('mmap_peak')) facts.push(['peak mmap', T.bytes(Math.max(...caps.map((c) => c.mmap_peak)))]);
     if (sum('rss_peak')) facts.push(['peak RSS', T.bytes(Math.max(...caps.map((c) => c.rss_peak)))]);
@@ -97,6 +100,10 @@
         '`tracker flamegraph --keep-allocator-frames` draws them.';
       $('facts').after(hint);
     }
+    if (sampled)
+      warn.append(el('div', '', 'sampled at ' + T.count(sampled) + ' bytes: whole stacks for a ' +
+        'Poisson sample of the allocations (one per ' + T.count(sampled) + ' bytes on average); ' +
+        'the stacks\' figures are estimates scaled from it, the totals above are exact.'));
     if (caps.length > 1) {
       const list = el('div', 'hint');
       list.textContent = caps.map((c) => 'pid ' + c.pid + ': ' + T.commandLine(c.argv)).join(' · ');

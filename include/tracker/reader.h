@@ -59,6 +59,13 @@ struct trk_reader_info {
     uint64_t fork_seq;
     uint32_t fork_parent_pid;
     const char *fork_parent;
+    /* A sampled capture (SAMPLE TLV, `tracker run --sample-bytes N`): N, the
+     * mean bytes between sample points, and the seed of the draws; 0 when
+     * every allocation has its whole stack. In a sampled capture the stack
+     * of an allocation that was not sampled is its call site alone, one
+     * frame for which trk_ip_is_callsite holds. */
+    uint64_t sample_bytes;
+    uint64_t sample_seed;
 };
 
 enum trk_event_type {
@@ -284,6 +291,18 @@ struct trk_pycode {
     const char *file; /* co_filename as Python had it */
     uint32_t firstline;
 };
+
+/* The call site of an allocation that sampling passed over (bit 62 set,
+ * bit 63 clear); trk_ip_callsite gives its return address. */
+static inline bool trk_ip_is_callsite(uint64_t ip)
+{
+    return (ip >> 62) == 1;
+}
+
+static inline uint64_t trk_ip_callsite(uint64_t ip)
+{
+    return ip & ~(1ull << 62);
+}
 
 /* A stack ip that is a Python frame (bit 63 set) rather than an address:
  * its code object id and line (0 when not known). */

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "analysis/profile_internal.h"
+#include "analysis/sample_weight.h"
 
 /* Progress is reported every this many events. */
 #define PROGRESS_EVERY (UINT64_C(1) << 20)
@@ -82,6 +83,18 @@ static void driver_mapped_add(struct trk_prof_ctx *c, uint64_t bytes)
         c->st->gpu_driver_host.mmap_peak_bytes = c->drv_mapped;
 }
 
+/* What a block of a site stands for: itself, or at a sampled site its
+ * estimate (the same figures its allocation added). */
+static inline struct trk_sample_w site_weight(const struct trk_prof_ctx *c,
+                                              const struct trk_prof_site *s,
+                                              const struct trk_live_block *b)
+{
+    if (__builtin_expect(s->out.flags & TRK_SITE_SAMPLED, 0))
+        return trk_sample_weigh(b->size, c->sample_n, b->ord & TRK_LIVE_ORD_MASK);
+    uint64_t size = b->size;
+    return (struct trk_sample_w){size, 1};
+}
+
 /* A live block replaced by a new one at its address: its free was lost, so
  * it stops counting wherever it counted. */
 static void drop_replaced(struct trk_prof_ctx *c, const struct trk_live_block *old)
@@ -95,7 +108,8 @@ static void drop_replaced(struct trk_prof_ctx *c, const struct trk_live_block *o
     if (old->site >= c->nsites)
         return;
     struct trk_prof_site *s = &c->sites[old->site];
-    trk_prof_site_sub(c, s, old->size, 1);
+    struct trk_sample_w w = site_weight(c, s, old);
+    trk_prof_site_sub(c, s, w.bytes, w.count);
     if (s->out.flags & TRK_SITE_GPU_DRIVER)
         c->drv_live = trk_prof_sub_sat(c->drv_live, old->size);
 }
@@ -140,7 +154,7 @@ static inline unsigned hist_bucket(uint64_t size)
 static inline __attribute__((always_inline)) void heap_block_live(struct trk_prof_ctx *c,
                                                                   const struct trk_event *e,
                                                                   uint32_t si, uint64_t ord,
-                                                                  bool drv)
+                                                                  bool drv, struct trk_sample_w w)
 {
     struct trk_stats *st = c->st;
     uint64_t rel = trk_prof_rel(c, e->ts);
@@ -155,7 +169,8 @@ static inline __attribute__((always_inline)) void heap_block_live(struct trk_pro
     /* A block handed out twice means its free was lost: replace it. */
     if (rc == 1)
         drop_replaced(c, &old);
-    trk_prof_site_add(c, &c->sites[si], size, 1);
+    if (si != TRK_PROF_UNSAMPLED)
+        trk_prof_site_add(c, &c->sites[si], w.bytes, w.count);
     c->live_bytes += size;
     if (drv)
         driver_heap_add(c, size);
@@ -190,16 +205,28 @@ alloc_block(struct trk_prof_ctx *c, const struct trk_event *e, uint32_t cls, boo
     if (ti == TRK_PROF_NONE)
         return;
     uint64_t ord = ++c->threads[ti].nallocs;
+    /* A sampled capture's stacks: each sampled block weighs what it stands
+     * for; one sampling passed over has only its call site and no site. */
+    if (__builtin_expect(c->sample_n > 0, 0) && e->stack)
+        cls |= (uint32_t)TRK_SITE_SAMPLED << 24;
     uint32_t si = trk_prof_site_of(c, ti, e->stack, cls);
     if (si == TRK_PROF_NONE)
         return;
+    struct trk_sample_w w = {e->size > TRK_LIVE_SIZE_MASK ? TRK_LIVE_SIZE_MASK : e->size, 1};
+    if (si == TRK_PROF_UNSAMPLED) {
+        if (e->addr)
+            heap_block_live(c, e, si, ord, drv, w);
+        return;
+    }
     struct trk_prof_site *s = &c->sites[si];
-    s->out.s.alloc_count++;
-    s->out.s.alloc_bytes += e->size;
+    if (__builtin_expect(s->out.flags & TRK_SITE_SAMPLED, 0))
+        w = trk_sample_weigh(w.bytes, c->sample_n, ord & TRK_LIVE_ORD_MASK);
+    s->out.s.alloc_count += w.count;
+    s->out.s.alloc_bytes += w.bytes;
     if (e->addr == 0)
         return; /* a failed allocation holds nothing */
 
-    heap_block_live(c, e, si, ord, drv);
+    heap_block_live(c, e, si, ord, drv, w);
 }
 
 /* Host memory the GPU driver allocated: tallied, then counted (or hidden). */
@@ -231,7 +258,8 @@ static __attribute__((noinline)) void inherited_alloc(struct trk_prof_ctx *c,
     uint32_t si = trk_prof_site_of(c, ti, e->stack, TRK_SPACE_HEAP);
     if (si == TRK_PROF_NONE)
         return;
-    heap_block_live(c, e, si, c->threads[ti].nallocs, false);
+    uint64_t size = e->size > TRK_LIVE_SIZE_MASK ? TRK_LIVE_SIZE_MASK : e->size;
+    heap_block_live(c, e, si, c->threads[ti].nallocs, false, (struct trk_sample_w){size, 1});
 }
 
 static void on_alloc(struct trk_prof_ctx *c, const struct trk_event *e)
@@ -307,15 +335,16 @@ static void on_free(struct trk_prof_ctx *c, const struct trk_event *e)
         st->by_allocator[e->kind].frees++;
     c->live_bytes = trk_prof_sub_sat(c->live_bytes, b.size);
     struct trk_prof_site *s = &c->sites[b.site];
-    trk_prof_site_sub(c, s, b.size, 1);
-    s->out.s.free_count++;
+    struct trk_sample_w w = site_weight(c, s, &b);
+    trk_prof_site_sub(c, s, w.bytes, w.count);
+    s->out.s.free_count += w.count;
     if (__builtin_expect(s->out.flags & TRK_SITE_GPU_DRIVER, 0))
         c->drv_live = trk_prof_sub_sat(c->drv_live, b.size);
     if (s->out.space == TRK_SPACE_HEAP && is_temporary(c, e, &b, s)) {
-        s->out.s.temp_count++;
-        s->out.s.temp_bytes += b.size;
-        c->p->temporary_allocations++;
-        c->p->temporary_bytes += b.size;
+        s->out.s.temp_count += w.count;
+        s->out.s.temp_bytes += w.bytes;
+        c->p->temporary_allocations += w.count;
+        c->p->temporary_bytes += w.bytes;
     }
 }
 
@@ -575,6 +604,8 @@ static int ctx_init(struct trk_prof_ctx *c, struct trk_reader *r,
     c->temp_ns = opts ? opts->temp_ns : 0;
     c->hide_driver = opts && opts->exclude_gpu_driver_host;
     c->split = opts && opts->split_by_import;
+    c->sample_n = (double)in->sample_bytes;
+    c->st->sample_bytes = in->sample_bytes;
     trk_imap_init(&c->maps);
     trk_imap_set_sink(&c->maps,
                       &(struct trk_imap_sink){.take = map_take, .split = map_split, .ctx = c});

@@ -132,6 +132,9 @@ struct trk_site_stats {
 
 /* trk_site.flags */
 #define TRK_SITE_GPU_DRIVER 0x01 /* host memory the GPU driver allocated in a GPU call */
+/* A sampled capture's heap site: its figures are estimates, each sampled
+ * allocation weighted by the inverse of its odds (analysis/sample_weight.h). */
+#define TRK_SITE_SAMPLED 0x02
 
 struct trk_site {
     uint32_t stack;  /* reader stack id; 0 = no stack */

@@ -25,6 +25,10 @@
  * exclude_gpu_driver_host): kept only so that its free is recognised. No
  * real site index reaches it (tables stop at UINT32_MAX - 1 entries). */
 #define TRK_PROF_HIDDEN (UINT32_MAX - 1)
+/* The "site" of a heap block that sampling passed over (its stack is its
+ * call site alone, sample_weight.h): counted in every total, in no site,
+ * since the sampled blocks' weights already stand for it there. */
+#define TRK_PROF_UNSAMPLED (UINT32_MAX - 2)
 
 /* A site's class: its space, GPU kind and TRK_SITE_* flags in one word,
  * the part of a site's key beside (stack, thread). Host classes without
@@ -213,7 +217,8 @@ struct trk_prof_ctx {
     size_t npending;
 
     struct trk_prof_timeline tl;
-    bool split; /* split_by_import */
+    bool split;      /* split_by_import */
+    double sample_n; /* --sample-bytes N of a sampled capture, else 0 */
     struct trk_prof_py py;
     bool oom;
 };

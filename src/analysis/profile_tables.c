@@ -230,7 +230,7 @@ uint32_t trk_prof_site_lookup(struct trk_prof_ctx *c, uint64_t stack, uint32_t t
     /* Stack ids of a sound capture are dense and defined before use; an id
      * that names no stack is corruption and would only multiply sites, so it
      * counts as "no stack". Checked once, when a site is made. */
-    uint64_t ip;
+    uint64_t ip = 0;
     if (stack > UINT32_MAX || (stack != 0 && trk_reader_stack(c->r, stack, &ip, 1) == 0)) {
         stack = 0;
         key = (uint64_t)thread << 32;
@@ -238,7 +238,10 @@ uint32_t trk_prof_site_lookup(struct trk_prof_ctx *c, uint64_t stack, uint32_t t
         if (i != TRK_PROF_NONE)
             return i;
     }
-    if (c->nsites >= INDEX_MAX ||
+    /* Sampling passed this heap block over: no site (profile.c). */
+    if (stack != 0 && (cls >> 24) & TRK_SITE_SAMPLED && trk_ip_is_callsite(ip))
+        return TRK_PROF_UNSAMPLED;
+    if (c->nsites >= TRK_PROF_UNSAMPLED ||
         reserve((void **)&c->sites, &c->sites_cap, c->nsites, sizeof(*c->sites), 256) < 0)
         goto oom;
     if ((c->nsites + 1) * 10 > (c->site_mask + 1) * 7) {

@@ -114,6 +114,10 @@ struct trk_stats {
     /* Heap live at the end of the capture, whatever the mark says (what
      * valgrind calls "in use at exit"). */
     uint64_t exit_leaked_bytes, exit_leaked_allocations;
+    /* --sample-bytes N of a sampled capture (0: not sampled). The figures
+     * above stay exact (every event is recorded); per-site and per-thread
+     * figures and the temporary ones are estimates (analysis/sample_weight.h). */
+    uint64_t sample_bytes;
     struct trk_driver_host_stats gpu_driver_host;
     /* Devices with a GPU event, by ordinal (unknown last); owned, NULL when
      * none (see trk_stats_free). */

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "analysis/live_map.h"
+#include "analysis/sample_weight.h"
 #include "analysis/temporal.h"
 #include "common/grow.h"
 #include "common/hash.h"
@@ -232,8 +233,20 @@ struct pass {
     uint64_t last_stack; /* one-entry site cache: loops allocate at one site */
     uint32_t last_tid, last_site;
     size_t max_rows;
+    const struct trk_profile *p;
+    double sample_n; /* --sample-bytes of a sampled capture, else 0 */
     bool oom;
 };
+
+/* What a block stands for at its site: itself, or at a sampled site its
+ * estimate (sample_weight.h), keyed by its ordinal like the profile's. */
+static inline struct trk_sample_w weigh(const struct pass *s, uint32_t site, uint64_t size,
+                                        uint64_t key)
+{
+    if (s->sample_n > 0 && site < s->p->nsites && (s->p->sites[site].flags & TRK_SITE_SAMPLED))
+        return trk_sample_weigh(size, s->sample_n, key);
+    return (struct trk_sample_w){size, 1};
+}
 
 static void close_bucket(struct pass *s)
 {
@@ -294,8 +307,9 @@ static void file_free(struct pass *s, const struct trk_live_block *b)
         s->oom = true;
         return;
     }
-    s->rows.v[k].bytes += b->size;
-    s->rows.v[k].count++;
+    struct trk_sample_w w = weigh(s, b->site, b->size, b->ts);
+    s->rows.v[k].bytes += w.bytes;
+    s->rows.v[k].count += w.count;
     if (!s->rows.pending[k]) {
         if (trk_grow((void **)&s->moves, &s->moves_cap, s->nmoves + 1, sizeof(*s->moves)) < 0) {
             s->oom = true;
@@ -401,8 +415,9 @@ static void finish(struct pass *s)
             s->oom = true;
             break;
         }
-        s->rows.v[k].bytes += sl->meta & TRK_LIVE_SIZE_MASK;
-        s->rows.v[k].count++;
+        struct trk_sample_w w = weigh(s, sl->site, sl->meta & TRK_LIVE_SIZE_MASK, sl->ts);
+        s->rows.v[k].bytes += w.bytes;
+        s->rows.v[k].count += w.count;
     }
 }
 
@@ -416,7 +431,8 @@ int trk_temporal_compute(struct trk_reader *r, const struct trk_profile *p,
     unsigned nb = 1;
     while (nb < want)
         nb *= 2;
-    struct pass s = {.t = out, .last_site = NONE};
+    struct pass s = {.t = out, .last_site = NONE, .p = p};
+    s.sample_n = (double)p->totals.sample_bytes;
     s.max_rows = opts && opts->max_rows ? opts->max_rows : (size_t)1 << 20;
     s.clock_base = trk_reader_info(r)->clock_base;
     s.width0 = (p->end_t_ns + nb) / nb; /* ceil((end + 1) / nb) */

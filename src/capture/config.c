@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "capture/config.h"
+#include "capture/sample.h"
 #include "common/env_options.h"
 
 /* The defaults hold until trk_config_load runs (and when it never does). */
@@ -43,6 +44,9 @@ void trk_config_load(void)
     const char *nc = getenv("PYTORCH_NO_CUDA_MEMORY_CACHING");
     trk_cfg.cuda_no_caching = nc && *nc;
     trk_cfg.table_bytes = (uint64_t)trk_env_long(TRK_ENV_TABLE_KB) << 10;
+    trk_cfg.sample_bytes = (uint64_t)trk_env_long(TRK_ENV_SAMPLE_BYTES);
+    trk_cfg.sample_seed = (uint64_t)trk_env_long(TRK_ENV_SAMPLE_SEED);
+    trk_sample_init();
 
     /* The ring must hold the longest record (a module) several times over,
      * and a DATA chunk is at most 16 MiB raw. Round down to a power of two. */

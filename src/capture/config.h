@@ -30,6 +30,11 @@ struct trk_config {
     int cuda_no_caching; /* PYTORCH_NO_CUDA_MEMORY_CACHING set, not empty */
     /* the cap of one intern table generation, bytes (intern.h) */
     uint64_t table_bytes;
+    /* Poisson sampling (sample.h): mean bytes between sampled allocations,
+     * 0 = off (every allocation gets its whole stack); the draws' seed,
+     * never 0 once loaded (a random one unless TRACKER_SAMPLE_SEED set it). */
+    uint64_t sample_bytes;
+    uint64_t sample_seed;
 };
 
 extern struct trk_config trk_cfg TRK_HIDDEN;

@@ -13,15 +13,17 @@
 #include <stddef.h>
 
 #include "capture/events.h"
+#include "capture/sample.h"
 #include "capture/stacks.h"
 
 /* Ends a hook whose allocator call returned p (NULL: it failed): records
- * the block with the caller's stack, leaves the hook, returns p. */
+ * the block with the caller's stack (its call site only when sampling
+ * passed it over, sample.h), leaves the hook, returns p. */
 TRK_HOOK_INLINE void *trk_hook_alloc_end(struct trk_thread *t, unsigned kind, void *p, size_t size)
 {
     int saved = errno;
     if (p)
-        trk_ev_alloc(t, kind, p, size, trk_stack(t));
+        trk_ev_alloc(t, kind, p, size, trk_stack_sized(t, size));
     trk_leave();
     errno = saved;
     return p;

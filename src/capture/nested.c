@@ -17,6 +17,7 @@
  */
 #include "capture/events.h"
 #include "capture/output.h"
+#include "capture/sample.h"
 #include "capture/stacks.h"
 
 struct trk_nested_ev *trk_nested_put(unsigned op, unsigned kind, uintptr_t addr, uint64_t size,
@@ -67,7 +68,13 @@ static void emit(struct trk_thread *t, struct trk_nested_ev *e)
             e->seq2 = trk_ev_seq();
     }
     uint32_t stack = 0;
-    if (e->op == TRK_NEV_ALLOC || e->op == TRK_NEV_REALLOC || e->op == TRK_NEV_MMAP)
+    if (e->op == TRK_NEV_ALLOC || e->op == TRK_NEV_REALLOC)
+        /* Its caller is all we have: in a sampled capture that is the stack
+         * of an allocation sampling passed over (sample.h), or a reader
+         * would weigh it as a sampled one. */
+        stack =
+            trk_cfg.sample_bytes ? trk_stack_callsite(t, e->ra) : trk_stack_intern(t, &e->ra, 1);
+    else if (e->op == TRK_NEV_MMAP)
         stack = trk_stack_intern(t, &e->ra, 1);
     uint8_t buf[TRK_REC_MAX], *p = buf;
     uint64_t last = e->seq;

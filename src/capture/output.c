@@ -242,6 +242,14 @@ static int write_header(long root_pid)
                              (trk_cfg.rss_ms ? TRK_OPT_RSS : 0) |
                              (trk_cfg.cuda_no_caching ? TRK_OPT_CUDA_NO_CACHING : 0));
     uint8_t *p = h + TRK_FMT_HEADER_FIXED;
+    if (trk_cfg.sample_bytes) {
+        /* First, so that no long command line can crowd it out: a reader
+         * must know the stacks are sampled (docs/FORMAT.md §1). */
+        uint8_t smp[16];
+        trk_put_le64(smp, trk_cfg.sample_bytes);
+        trk_put_le64(smp + 8, trk_cfg.sample_seed);
+        p = put_tlv(p, end, TRK_TLV_SAMPLE, smp, sizeof(smp));
+    }
 
     static char buf[32 << 10];
     int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);

@@ -39,7 +39,8 @@ struct run_opts {
     const char *name;       /* what the default capture name is made from */
     char **py_argv;         /* the interpreter's argv when we build it */
     uint64_t depth;
-    uint64_t buffer_kb; /* 0: the preload's default */
+    uint64_t buffer_kb;    /* 0: the preload's default */
+    uint64_t sample_bytes; /* 0: every allocation gets its whole stack */
     char **prog_argv;
     char prog_path[PATH_MAX];
     char lib[PATH_MAX];
@@ -71,6 +72,11 @@ static const struct trk_cli_opt opts[] = {
     {"--buffer-kb", 0, TRK_CLI_UINT, RUN(buffer_kb), "N",
      "per-thread buffer in KiB, 64..16384 (default 512)", .min = TRK_ENV_BUFFER_KB_MIN,
      .max = TRK_ENV_BUFFER_KB_MAX},
+    {"--sample-bytes", 0, TRK_CLI_UINT, RUN(sample_bytes), "N",
+     "Poisson sampling: one sample per N allocated bytes on\naverage gets its whole stack, the "
+     "other allocations their\ncall site; counts and totals stay exact, per-stack\nfigures are "
+     "estimates (0 = off, the default; up to 2^30)",
+     .min = TRK_ENV_SAMPLE_BYTES_MIN, .max = TRK_ENV_SAMPLE_BYTES_MAX},
     {"--cuda-no-caching", 0, TRK_CLI_FLAG, RUN(cuda_no_caching),
      .help = "set PYTORCH_NO_CUDA_MEMORY_CACHING=1: GPU events per tensor"},
     {"--python", 0, TRK_CLI_STRING, RUN(python_exe), "PATH",
@@ -442,6 +448,7 @@ static void child_main(const struct run_opts *o, int pipe_fd)
     set_run_opt(TRK_ENV_PYTHON_ALLOCATORS, o->py_allocators);
     set_run_opt(TRK_ENV_BUFFER_KB, o->buffer_kb ? (long)o->buffer_kb : TRK_ENV_BUFFER_KB_DEF);
     set_run_opt(TRK_ENV_FORCE, o->force);
+    set_run_opt(TRK_ENV_SAMPLE_BYTES, (long)o->sample_bytes);
     set_run_opt(TRK_ENV_QUIET, o->quiet);
     /* PyTorch's caching allocator asks the driver for segments, not tensors;
      * without it every tensor is its own cudaMalloc/cudaFree, so GPU events

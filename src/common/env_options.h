@@ -59,6 +59,10 @@ enum trk_env_kind {
       "Python frames: 0 off, 1 Python frames only, 2 hybrid (native and Python)")                  \
     X(PYTHON_ALLOCATORS, BOOL, 0, 0, 1, TRK_ENV_PROPAGATE,                                         \
       "1: record each Python object (pymalloc), not just its arenas")                              \
+    X(SAMPLE_BYTES, UINT, 0, 0, 1073741824, TRK_ENV_PROPAGATE,                                     \
+      "Poisson sampling: mean bytes between sample points (0 = off: whole stacks)")                \
+    X(SAMPLE_SEED, UINT, 0, 0, 2147483647, TRK_ENV_PROPAGATE,                                      \
+      "seed of the sampling draws (0 = a new one per process)")                                    \
     X(QUIET, BOOL, 0, 0, 1, TRK_ENV_PROPAGATE, "1: no notices")                                    \
     X(DISABLE, BOOL, 0, 0, 1, 0,                                                                   \
       "1: load but record nothing (and start exec'd children as they ask)")                        \

@@ -63,6 +63,8 @@ enum trk_tlv_tag {
     TRK_TLV_VERSION = 5, /* tracker version string that wrote the file */
     TRK_TLV_FORK = 6,    /* fork child: u64 fork seq, u32 parent pid, parent capture's file
                           * name (in this file's directory); since version 3 */
+    TRK_TLV_SAMPLE = 7,  /* u64 mean bytes between samples (N), u64 seed: --sample-bytes;
+                          * since version 4 */
 };
 
 enum trk_option_bit {
@@ -291,6 +293,15 @@ enum trk_gpu_kind {
 #define TRK_PYFRAME_LINE_BITS 24
 #define TRK_PYFRAME_LINE_MAX  ((1u << TRK_PYFRAME_LINE_BITS) - 1)
 #define TRK_PY_STR_MAX        1024 /* PY_CODE names and files, PY_IMPORT names */
+
+/* ---- Sampling -----------------------------------------------------------
+ *
+ * A capture made with --sample-bytes N (TRK_TLV_SAMPLE) gives the whole stack
+ * only to sampled allocations; every other heap allocation's stack is one
+ * node, its call site, whose STACK ip has bit 62 set (bit 63 clear): the
+ * return address is ip & ~TRK_IP_CALLSITE (docs/FORMAT.md §5.1).
+ */
+#define TRK_IP_CALLSITE (1ull << 62)
 
 /* PY_MARK what. */
 #define TRK_PY_MARK_SCRIPT_END 1 /* the script's code finished; interpreter teardown follows */

@@ -258,7 +258,7 @@ TRK_HOOK_INLINE void *new_common(enum cxx_fn i, unsigned kind, size_t n, size_t 
     int saved = errno;
     trk_guard_set(TRK_GUARD_HOOK);
     if (p)
-        trk_ev_alloc(t, kind, p, n, trk_stack(t));
+        trk_ev_alloc(t, kind, p, n, trk_stack_sized(t, n));
     armed = 0;
     trk_leave();
     errno = saved;

@@ -69,7 +69,7 @@ TRK_EXPORT void *rallocx(void *p, size_t size, int flags)
     struct trk_thread *t = trk_enter();
     if (!t)
         return trk_real.rallocx(p, size, flags);
-    uint32_t stack = trk_stack(t);
+    uint32_t stack = trk_stack_sized(t, size);
     uint64_t seq = trk_ev_begin(t);
     void *q = trk_real.rallocx(p, size, flags);
     int saved = errno;
@@ -91,7 +91,7 @@ TRK_EXPORT size_t xallocx(void *p, size_t size, size_t extra, int flags)
     struct trk_thread *t = trk_enter();
     if (!t)
         return trk_real.xallocx(p, size, extra, flags);
-    uint32_t stack = trk_stack(t);
+    uint32_t stack = trk_stack_sized(t, size);
     uint64_t seq = trk_ev_begin(t);
     size_t r = trk_real.xallocx(p, size, extra, flags);
     int saved = errno;

@@ -172,9 +172,9 @@ TRK_HOOK_INLINE void *realloc_common(unsigned kind, void *p, size_t bytes)
         q = trk_real.realloc(p, bytes);
         saved = errno;
         if (q)
-            trk_ev_alloc(t, kind, q, bytes, trk_stack(t));
+            trk_ev_alloc(t, kind, q, bytes, trk_stack_sized(t, bytes));
     } else {
-        uint32_t stack = trk_stack(t);
+        uint32_t stack = trk_stack_sized(t, bytes);
         uint64_t seq = trk_ev_begin(t);
         q = trk_real.realloc(p, bytes);
         saved = errno;
@@ -227,7 +227,7 @@ TRK_EXPORT int posix_memalign(void **out, size_t align, size_t n)
     int rc = trk_real.posix_memalign(out, align, n);
     int saved = errno;
     if (rc == 0)
-        trk_ev_alloc(t, TRK_ALLOC_POSIX_MEMALIGN, *out, n, trk_stack(t));
+        trk_ev_alloc(t, TRK_ALLOC_POSIX_MEMALIGN, *out, n, trk_stack_sized(t, n));
     trk_leave();
     errno = saved;
     return rc;

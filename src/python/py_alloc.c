@@ -67,9 +67,9 @@ static void *w_realloc(void *ctx, void *p, size_t n)
         outer();
         saved = errno;
         if (q)
-            trk_ev_alloc(t, TRK_ALLOC_PYREALLOC, q, n, trk_stack(t));
+            trk_ev_alloc(t, TRK_ALLOC_PYREALLOC, q, n, trk_stack_sized(t, n));
     } else {
-        uint32_t stack = trk_stack(t);
+        uint32_t stack = trk_stack_sized(t, n);
         uint64_t seq = trk_ev_begin(t);
         inner();
         q = o->realloc(o->ctx, p, n);

@@ -126,6 +126,13 @@ static int parse_tlvs(struct trk_reader *r, const uint8_t *h, size_t hlen)
         case TRK_TLV_VERSION:
             r->info.writer_version = take_string(&at, v, len);
             break;
+        case TRK_TLV_SAMPLE:
+            /* Malformed (short): ignored like an unknown tag. */
+            if (len >= 16) {
+                r->info.sample_bytes = trk_get_le64(v);
+                r->info.sample_seed = trk_get_le64(v + 8);
+            }
+            break;
         case TRK_TLV_FORK:
             /* A malformed one is ignored like an unknown tag: the file is
              * still this process's, only its inheritance is unknown. */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "report/report_internal.h"
+#include "report/sampling.h"
 
 struct drow {
     uint32_t stack;
@@ -186,7 +187,8 @@ static void print_text(FILE *out, const struct trk_report_set *before,
  * before the limit), the largest changes first; the limit cuts the list
  * and a last row with an empty stack and "omitted": N sums the other N. */
 static void print_json(FILE *out, const struct trk_loctab *lt, const struct trk_stacktab *st,
-                       struct drow *const *rows, size_t nrows, size_t limit)
+                       struct drow *const *rows, size_t nrows, size_t limit,
+                       const uint64_t sampled[2])
 {
     struct trk_rjson j;
     size_t shown = limit && limit < nrows ? limit : nrows;
@@ -196,6 +198,12 @@ static void print_json(FILE *out, const struct trk_loctab *lt, const struct trk_
         const struct drow *r = rows[i];
         trk_rjson_begin_object(&j, NULL);
         trk_rjson_stack(&j, lt, st, r->stack);
+        /* The document is an array (scripts rely on it): each row says
+         * which side's figures are sampling estimates. */
+        if (sampled[0])
+            trk_rjson_u64(&j, "sample_bytes_before", sampled[0]);
+        if (sampled[1])
+            trk_rjson_u64(&j, "sample_bytes_after", sampled[1]);
         trk_rjson_u64(&j, "peak_before", r->peak[0]);
         trk_rjson_u64(&j, "peak_after", r->peak[1]);
         trk_rjson_i64(&j, "peak_delta", trk_rdelta(r->peak[0], r->peak[1]));
@@ -249,7 +257,9 @@ int trk_report_diff(const struct trk_report_set *before, const struct trk_report
     }
     qsort(rows, nrows, sizeof(*rows), cmp_rows);
     if (o->json)
-        print_json(out, &lt, &st, rows, nrows, limit);
+        print_json(
+            out, &lt, &st, rows, nrows, limit,
+            (uint64_t[2]){trk_report_set_sample_bytes(before), trk_report_set_sample_bytes(after)});
     else
         print_text(out, before, after, o, &lt, &st, rows, nrows, limit, peak, leaked);
     rc = 0;

@@ -57,6 +57,17 @@ struct trk_export {
     const char *exporter; /* "tracker <version>" */
 };
 
+/* N of a sampled set (--sample-bytes: per-stack values are estimates), 0
+ * when no capture of it was sampled. Each format says so where it can. */
+static inline uint64_t trk_export_sample_bytes(const struct trk_export *x)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < x->ncaps; i++)
+        if (x->caps[i].profile && x->caps[i].profile->totals.sample_bytes > n)
+            n = x->caps[i].profile->totals.sample_bytes;
+    return n;
+}
+
 /* Writes x in format fmt, building the model the format renders from.
  * Returns as the writers below. */
 int trk_export_write(FILE *f, enum trk_export_format fmt, const struct trk_export *x, char *err,

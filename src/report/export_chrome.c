@@ -288,7 +288,10 @@ int trk_export_chrome(FILE *f, const struct trk_export *x, char *err, size_t err
     trk_export_json_string(f, x->exporter ? x->exporter : "tracker");
     fputs(",\"name\":", f);
     trk_export_json_string(f, x->name);
-    fprintf(f, ",\"selection\":\"%s\",\"processes\":[", trk_select_name(x->select));
+    fprintf(f, ",\"selection\":\"%s\"", trk_select_name(x->select));
+    if (trk_export_sample_bytes(x)) /* the sites' figures are sampling estimates */
+        fprintf(f, ",\"sample_bytes\":%" PRIu64, trk_export_sample_bytes(x));
+    fputs(",\"processes\":[", f);
     for (size_t i = 0; i < x->ncaps; i++) {
         const struct trk_export_capture *c = &x->caps[i];
         const struct trk_profile *p = c->profile;

@@ -611,7 +611,10 @@ int trk_export_pprof(FILE *f, const struct trk_export *x, char *err, size_t errl
     trk_pb_reset(&out);
     value_type(&msg, s_space, s_bytes);
     trk_pb_message(&out, PROFILE_PERIOD_TYPE, &msg);
-    trk_pb_int(&out, PROFILE_PERIOD, 1); /* every allocation is recorded: no sampling */
+    /* 1: every allocation has its stack; else the sampling rate (values
+     * are already scaled estimates, as in Go's heap profiles). */
+    uint64_t sampled = trk_export_sample_bytes(x);
+    trk_pb_int(&out, PROFILE_PERIOD, sampled ? (int64_t)sampled : 1);
     trk_pb_int(&out, PROFILE_TIME_NANOS, (int64_t)start);
     trk_pb_int(&out, PROFILE_DURATION_NANOS, (int64_t)(end - start));
     trk_pb_int(&out, PROFILE_DEFAULT_SAMPLE_TYPE, s_space);
@@ -619,6 +622,13 @@ int trk_export_pprof(FILE *f, const struct trk_export *x, char *err, size_t errl
     snprintf(comment, sizeof(comment), "%s: %s of %s", x->exporter ? x->exporter : "tracker",
              trk_select_name(x->select), x->name ? x->name : "");
     trk_pb_int(&out, PROFILE_COMMENT, str_id(&pp, comment));
+    if (sampled) {
+        snprintf(comment, sizeof(comment),
+                 "sampled at %" PRIu64 " bytes: values are estimates scaled from a Poisson "
+                 "sample of the allocations",
+                 sampled);
+        trk_pb_int(&out, PROFILE_COMMENT, str_id(&pp, comment));
+    }
     if (pp.oom || out.oom || trk_gz_write(z, out.p, out.len) < 0)
         goto fail;
     if (write_tables(&pp, z, &msg, &tmp, &out) < 0)

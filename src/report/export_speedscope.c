@@ -158,8 +158,12 @@ int trk_export_speedscope(FILE *f, const struct trk_export *x, char *err, size_t
     for (size_t i = 1; i < t->nnodes; i++)
         total += t->nodes[i].self_bytes;
     char pname[256];
-    snprintf(pname, sizeof(pname), "%s (%s)", x->name ? x->name : "tracker",
-             trk_select_name(x->select));
+    uint64_t sampled = trk_export_sample_bytes(x);
+    char rate[64] = "";
+    if (sampled) /* the viewer shows the name: the values are estimates */
+        snprintf(rate, sizeof(rate), ", sampled at %" PRIu64 " bytes", sampled);
+    snprintf(pname, sizeof(pname), "%s (%s%s)", x->name ? x->name : "tracker",
+             trk_select_name(x->select), rate);
     fputs("\"profiles\":[{\"type\":\"sampled\",\"name\":", f);
     trk_export_json_string(f, pname);
     fprintf(f, ",\"unit\":\"bytes\",\"startValue\":0,\"endValue\":%" PRIu64 ",\n\"samples\":[",

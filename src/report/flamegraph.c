@@ -180,6 +180,9 @@ static void write_caps(FILE *f, const struct trk_report_set *s)
                 fputs(",\"pymalloc_arenas\":true", f);
         }
         fprintf(f, ",\"leaks_at\":\"%s\"", t->leaks_at_script_end ? "script_end" : "exit");
+        /* Sampled stacks (--sample-bytes): the page says so, and at what rate. */
+        if (t->sample_bytes)
+            fprintf(f, ",\"sample_bytes\":%" PRIu64, t->sample_bytes);
         fputs(",\"host\":", f);
         trk_flamegraph_json_string(f, in->host, 256);
         fprintf(f,

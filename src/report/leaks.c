@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "report/report_internal.h"
+#include "report/sampling.h"
 
 struct group {
     uint64_t bytes, count;
@@ -183,6 +184,20 @@ static void print_text(FILE *out, const struct trk_report_set *s, const struct t
     if (sup && sup->n)
         print_total(out, "suppressed:", tot->suppressed_bytes, tot->suppressed_count,
                     tot->suppressed_stacks);
+    if (!o->gpu && trk_report_set_sample_bytes(s)) {
+        /* Sampled stacks: the lines above are estimates, possibly none at
+         * all for a small leak; the heap's leak itself is known exactly. */
+        uint64_t bytes = 0, blocks = 0;
+        for (size_t i = 0; i < s->n; i++) {
+            bytes += s->v[i].prof.totals.leaked_bytes;
+            blocks += s->v[i].prof.totals.leaked_allocations;
+        }
+        fprintf(out,
+                "    exact:      %s bytes in %s heap block%s (the stacks' figures are "
+                "sampling estimates)\n",
+                trk_rfmt_grouped(bytes, a, sizeof(a)), trk_rfmt_grouped(blocks, b, sizeof(b)),
+                blocks == 1 ? "" : "s");
+    }
     if (!o->gpu)
         trk_rprint_pymalloc_hint(out, s);
     bool used = false;
@@ -212,6 +227,7 @@ static void print_json(FILE *out, const struct trk_report_set *s, const struct t
                        const struct omitted *om)
 {
     bool script_end = at_script_end(s);
+    uint64_t sampled = trk_report_set_sample_bytes(s);
     struct trk_rjson j;
     trk_rjson_init(&j, out);
     trk_rjson_begin_array(&j, NULL);
@@ -224,6 +240,9 @@ static void print_json(FILE *out, const struct trk_report_set *s, const struct t
          * when its leak was taken. */
         if (script_end)
             trk_rjson_string(&j, "leaks_at", "script_end");
+        /* Likewise whether bytes and count are sampling estimates. */
+        if (sampled)
+            trk_rjson_u64(&j, "sample_bytes", sampled);
         if (g->space == TRK_SPACE_MMAP) {
             trk_rjson_string(&j, "space", "mmap");
         } else if (trk_space_is_gpu(g->space)) {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "report/report_internal.h"
+#include "report/sampling.h"
 
 const char *trk_rfmt_grouped(uint64_t v, char *buf, size_t len)
 {
@@ -292,4 +293,6 @@ void trk_rprint_headers(FILE *f, const struct trk_report_set *s, const struct tr
             fprintf(f, "... and %zu more captures of the set\n", s->n - HEADERS_SHOWN);
         warning_lines(f, &s->v[i]);
     }
+    /* Sampled stacks change what every per-stack figure below means. */
+    trk_rsample_line(f, trk_report_set_sample_bytes(s));
 }

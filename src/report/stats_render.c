@@ -14,6 +14,7 @@
 #include "format/record.h"
 #include "report/report_internal.h"
 #include "report/report_json.h"
+#include "report/sampling.h"
 
 /* "1.2 MiB (1,234,567 bytes)"; small values stay exact. */
 static const char *human(uint64_t v, char *buf, size_t len)
@@ -352,6 +353,7 @@ static void print_table(FILE *f, const char *file, const struct trk_stats *s,
         fprintf(f, "%-22s by %s\n", "Ended", how);
     else
         fprintf(f, "%-22s %s\n", "Ended", "no end record (see the warning above)");
+    trk_rsample_row(f, "%-22s %s\n", s->sample_bytes);
     if (o->gpu_only) {
         bool any = false;
         for (size_t i = 0; i < s->ngpu; i++)
@@ -415,6 +417,7 @@ static void print_json(FILE *f, const struct trk_stats *s, const struct trk_stat
     trk_rjson_u64(&j, "pid", s->pid);
     trk_rjson_string(&j, "command", s->command);
     trk_rjson_string(&j, "ended", ended(s)); /* null: no END record */
+    trk_rsample_json(&j, s->sample_bytes);
     if (o->gpu_only) {
         /* --gpu: the run's identity and integrity, then the GPU figures. */
         trk_rjson_double(&j, "duration_s", s->duration_s);

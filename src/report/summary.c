@@ -16,6 +16,7 @@
 #include "report/summary_procs.h"
 #include "common/grow.h"
 #include "report/report_internal.h"
+#include "report/sampling.h"
 
 struct acc {
     uint64_t own, total, allocs;
@@ -203,6 +204,7 @@ static void print_json(FILE *out, const struct trk_report_set *s, const struct t
     }
     trk_rjson_init(&j, out);
     trk_rjson_begin_object(&j, NULL);
+    trk_rsample_json(&j, trk_report_set_sample_bytes(s));
     /* Peaks of one process only: several processes peak at different
      * instants, so their peaks are in "processes", each its own, never
      * added into one figure of a moment that did not exist. */

@@ -14,6 +14,7 @@
 #include "report/report_internal.h"
 #include "report/python_note.h"
 #include "report/summary_procs.h"
+#include "report/sampling.h"
 
 /* Past this depth lines stop moving right and say their depth instead. */
 #define INDENT_CAP 48
@@ -218,7 +219,7 @@ static void json_omitted(struct trk_rjson *j, const struct omitted *m)
 }
 
 static void print_json(FILE *out, const struct trk_ctree *t, const struct omitted *om,
-                       enum trk_select sel, bool inverted, bool script_end)
+                       enum trk_select sel, bool inverted, bool script_end, uint64_t sample_bytes)
 {
     struct trk_rjson j;
     const struct trk_ctree_node *root = &t->nodes[0];
@@ -226,6 +227,7 @@ static void print_json(FILE *out, const struct trk_ctree *t, const struct omitte
     trk_rjson_begin_object(&j, NULL);
     trk_rjson_string(&j, "selection", trk_select_name(sel));
     trk_rjson_bool(&j, "inverted", inverted);
+    trk_rsample_json(&j, sample_bytes);
     if (sel == TRK_SEL_LEAKS)
         trk_rjson_string(&j, "leaks_at", script_end ? "script_end" : "exit");
     trk_rjson_u64(&j, "total_bytes", root->total_bytes);
@@ -293,7 +295,8 @@ int trk_report_tree(const struct trk_report_set *s, const struct trk_report_opts
         return -1;
     }
     if (o->json) {
-        print_json(out, &t, om, to->select, to->inverted, at_script_end(s));
+        print_json(out, &t, om, to->select, to->inverted, at_script_end(s),
+                   trk_report_set_sample_bytes(s));
     } else {
         trk_rprint_headers(out, s, o);
         trk_rprint_torch_note(out, &s, 1);

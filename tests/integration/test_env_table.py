@@ -87,8 +87,9 @@ def exec_empty(env, extra=(), run_env=None):
 # A run with every option away from its default that one run can carry, one
 # for the Python options that exclude --no-python, and one with defaults.
 FLAGS_A = ["--depth", "7", "--no-mmap", "--no-follow-fork", "--buffer-kb", "64", "-q",
-           "--no-python"]
+           "--no-python", "--sample-bytes", "4096"]
 ENV_A = {"TRACKER_RSS_MS": "0", "TRACKER_FLUSH_MS": "3", "TRACKER_LZ4_ACCEL": "9",
+         "TRACKER_SAMPLE_SEED": "5",
          "TRACKER_TABLE_KB": "128"}
 FLAGS_B = ["--python-only", "--python-allocators"]
 
@@ -132,7 +133,7 @@ def test_every_entry_across_exec_with_empty_env(env):
         "TRACKER_FORCE": "1", "TRACKER_DEPTH": "7", "TRACKER_MMAP": "0",
         "TRACKER_FOLLOW_FORK": "0", "TRACKER_BUFFER_KB": "64", "TRACKER_RSS_MS": "0",
         "TRACKER_FLUSH_MS": "3", "TRACKER_LZ4_ACCEL": "9", "TRACKER_PYTHON": "0",
-        "TRACKER_QUIET": "1", "TRACKER_TABLE_KB": "128",
+        "TRACKER_QUIET": "1", "TRACKER_TABLE_KB": "128", "TRACKER_SAMPLE_BYTES": "4096", "TRACKER_SAMPLE_SEED": "5",
     }
     want_b = {"TRACKER_PYTHON": "1", "TRACKER_PYTHON_ALLOCATORS": "1"}
     checks = []
@@ -179,6 +180,8 @@ def test_every_entry_across_exec_with_empty_env(env):
         # Two generations of one 128 KiB table (plus a header page each).
         (sa["tracker_memory"]["tables_peak_bytes"] <= 2 * (128 + 4) * 1024, True,
          "TRACKER_TABLE_KB=128: child's tables_peak_bytes %d" % sa["tracker_memory"]["tables_peak_bytes"]),
+        (sa.get("sample_bytes"), 4096, "TRACKER_SAMPLE_BYTES=4096: child's sample_bytes"),
+        (sc.get("sample_bytes"), None, "default run: child's sample_bytes"),
     ]
     eq_all(checks)
 
