@@ -27,6 +27,7 @@ struct trk_config {
     int flush_ms;       /* writer flush period */
     int lz4_accel;      /* LZ4 acceleration of the writer (1 = LZ4_compress_default) */
     uint32_t ring_size; /* per-thread buffer bytes, power of two */
+    int heap_unseen;    /* the program's malloc is not ours (TRK_OPT_HEAP_UNSEEN) */
 };
 
 extern struct trk_config trk_cfg TRK_HIDDEN;

@@ -239,7 +239,8 @@ static int write_header(long root_pid)
     trk_put_le32(h + 56, (uint32_t)trk_cfg.depth);
     trk_put_le32(h + 60, (trk_cfg.track_mmap ? TRK_OPT_MMAP : 0) |
                              (trk_cfg.follow_fork ? TRK_OPT_FOLLOW_FORK : 0) |
-                             (trk_cfg.rss_ms ? TRK_OPT_RSS : 0));
+                             (trk_cfg.rss_ms ? TRK_OPT_RSS : 0) |
+                             (trk_cfg.heap_unseen ? TRK_OPT_HEAP_UNSEEN : 0));
     uint8_t *p = h + TRK_FMT_HEADER_FIXED;
 
     static char buf[32 << 10];

@@ -19,6 +19,8 @@ struct leaks {
     struct trk_suppressions sup;
     struct trk_leak_totals tot;
     struct trk_report_opts ro;
+    bool unusable; /* a capture of the run cannot vouch for its leaks */
+    char unusable_why[600];
 };
 
 /* The value attaches with '=', or is the next word when that reads as a
@@ -44,8 +46,10 @@ static const struct trk_cli_opt opts[] = {
      "a number of stacks (0 = all)", .max = UINT32_MAX},
     {"--fail-on-leak", 0, TRK_CLI_FN, 0, "BYTES",
      "exit 1 when more than BYTES leaked (default 0: any\n"
-     "leak); BYTES may end in K, M, G (1K = 1024); a separate\n"
-     "word is BYTES only if it is a size and not a file",
+     "leak) in any capture of the run (forked and exec'd\n"
+     "children too), or when a capture is truncated, damaged\n"
+     "or empty; BYTES may end in K, M, G (1K = 1024); a\n"
+     "separate word is BYTES only if it is a size and not a file",
      .fn = fail_on_leak, .flags = TRK_CLI_EQ_ONLY | TRK_CLI_SIZE_NEXT},
     {"--suppressions", 0, TRK_CLI_STRING, offsetof(struct leaks, sup_path), "FILE",
      "hide leaks whose stack matches a 'leak:PATTERN' line\n"
@@ -67,6 +71,8 @@ const struct trk_cli_cmd trk_leaks_cmd = {
 static int render(void *ctx, struct trk_report_set *sets, FILE *f, char *err, size_t errlen)
 {
     struct leaks *l = ctx;
+    if (l->fail_on_leak)
+        l->unusable = !trk_leak_gate_usable(&sets[0], l->unusable_why, sizeof(l->unusable_why));
     return trk_report_leaks(&sets[0], &l->ro, l->sup_path ? &l->sup : NULL, l->rows, f, &l->tot,
                             err, errlen);
 }
@@ -83,6 +89,10 @@ static int leaks(struct leaks *l, const char *file)
     struct trk_report_job job = {
         .cmd = "leaks", .ro = &l->ro, .files = {file}, .nfiles = 1, .write = render, .ctx = l};
     int rc = trk_cli_report(&job);
+    if (rc == TRK_EXIT_OK && l->fail_on_leak && l->unusable) {
+        trk_cli_error("leaks: --fail-on-leak cannot pass: %s", l->unusable_why);
+        return TRK_EXIT_FAIL;
+    }
     if (rc == TRK_EXIT_OK && l->fail_on_leak &&
         (l->tot.leaked_bytes > l->limit || (l->limit == 0 && l->tot.leaked_count > 0))) {
         trk_cli_error("leaks: %" PRIu64 " bytes leaked in %" PRIu64
@@ -100,7 +110,9 @@ int trk_cmd_leaks(int argc, char **argv)
     trk_report_opts_init(&l.ro);
     int rc = trk_cli_parse(&trk_leaks_cmd, (void *[]){&l, &l.ro, &l.ro}, argc, argv, &args);
     if (rc < 0) {
-        l.ro.all |= args.set;
+        /* A gate judges the whole run: a forked or exec'd child's leak
+         * fails it as the first process's does. */
+        l.ro.all |= args.set || l.fail_on_leak;
         rc = leaks(&l, args.operands[0]);
     }
     trk_suppressions_free(&l.sup);

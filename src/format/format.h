@@ -69,6 +69,8 @@ enum trk_option_bit {
     TRK_OPT_MMAP = 1u << 0,        /* mmap family was tracked */
     TRK_OPT_FOLLOW_FORK = 1u << 1, /* forked children write their own captures */
     TRK_OPT_RSS = 1u << 2,         /* RSS samples are present */
+    TRK_OPT_HEAP_UNSEEN = 1u << 3, /* malloc is defined ahead of libtracker (by the executable):
+                                    * the program's heap was not seen; since version 4 */
 };
 
 /* ---- Chunks --------------------------------------------------------------

@@ -130,6 +130,16 @@ int trk_report_tree(const struct trk_report_set *s, const struct trk_report_opts
 
 struct trk_suppressions;
 
+/* Whether a capture of s could not see the program's malloc (it defines
+ * its own: TRK_OPT_HEAP_UNSEEN): its heap figures, leaks included, are
+ * not the program's. */
+bool trk_report_heap_unseen(const struct trk_report_set *s);
+
+/* Whether every capture of s can vouch for its leaks (leak_gate.c): false,
+ * with a one-line reason in why, when one is truncated, damaged, holds no
+ * event or did not see the program's malloc. */
+bool trk_leak_gate_usable(const struct trk_report_set *s, char *why, size_t len);
+
 struct trk_leak_totals {
     uint64_t leaked_bytes, leaked_count, stacks;
     uint64_t suppressed_bytes, suppressed_count, suppressed_stacks;
