@@ -7,12 +7,14 @@
  */
 #include <inttypes.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "cli/cli.h"
 #include "report/report.h"
 
 struct leaks {
     bool fail_on_leak;
+    bool no_default_sup, print_sup;
     uint64_t limit;
     uint64_t rows; /* -n: groups shown, 0 = all */
     const char *sup_path;
@@ -56,6 +58,11 @@ static const struct trk_cli_opt opts[] = {
      "(LeakSanitizer syntax: '*' wildcards, '^'/'$' anchors;\n"
      "matched against function, source file and module)",
      "a file name"},
+    {"--no-default-suppressions", 0, TRK_CLI_FLAG, offsetof(struct leaks, no_default_sup), NULL,
+     "report libc's, the loader's and libstdc++'s one-time\n"
+     "state too (stdio buffers, locale data, ...)"},
+    {"--print-suppressions", 0, TRK_CLI_FLAG, offsetof(struct leaks, print_sup), NULL,
+     "print the default suppressions and exit (no FILE)"},
     {0},
 };
 
@@ -73,8 +80,7 @@ static int render(void *ctx, struct trk_report_set *sets, FILE *f, char *err, si
     struct leaks *l = ctx;
     if (l->fail_on_leak)
         l->unusable = !trk_leak_gate_usable(&sets[0], l->unusable_why, sizeof(l->unusable_why));
-    return trk_report_leaks(&sets[0], &l->ro, l->sup_path ? &l->sup : NULL, l->rows, f, &l->tot,
-                            err, errlen);
+    return trk_report_leaks(&sets[0], &l->ro, &l->sup, l->rows, f, &l->tot, err, errlen);
 }
 
 static int leaks(struct leaks *l, const char *file)
@@ -85,6 +91,12 @@ static int leaks(struct leaks *l, const char *file)
     if (l->sup_path && trk_suppressions_load(&l->sup, l->sup_path, err, sizeof(err)) < 0) {
         trk_cli_error("leaks: %s", err);
         return TRK_EXIT_USAGE;
+    }
+    /* After the file's lines: a user's own pattern gets the credit when
+     * both would hide a stack. */
+    if (!l->no_default_sup && trk_suppressions_add_defaults(&l->sup) < 0) {
+        trk_cli_error("leaks: out of memory");
+        return TRK_EXIT_FAIL;
     }
     struct trk_report_job job = {
         .cmd = "leaks", .ro = &l->ro, .files = {file}, .nfiles = 1, .write = render, .ctx = l};
@@ -107,6 +119,13 @@ int trk_cmd_leaks(int argc, char **argv)
 {
     struct leaks l = {.rows = 20};
     struct trk_cli_args args;
+    /* --print-suppressions needs no FILE: answered before the parser,
+     * which would ask for one. */
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--print-suppressions") == 0) {
+            trk_suppressions_print_defaults(stdout);
+            return fflush(stdout) == 0 ? TRK_EXIT_OK : TRK_EXIT_FAIL;
+        }
     trk_report_opts_init(&l.ro);
     int rc = trk_cli_parse(&trk_leaks_cmd, (void *[]){&l, &l.ro, &l.ro}, argc, argv, &args);
     if (rc < 0) {

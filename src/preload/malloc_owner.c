@@ -15,9 +15,11 @@
  * "malloc" always succeeds, and dladdr1 only reads the loader's maps.
  */
 #include <dlfcn.h>
+#include <elf.h>
 #include <link.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "preload/preload.h"
 
@@ -29,10 +31,21 @@ static int find_owner(const char **who)
     Dl_info info, self;
     struct link_map *lm = NULL;
     *who = NULL;
+    if (!first || !dladdr1(first, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm)
+        return 1;
+    /* A non-PIE executable that takes malloc's address exports its PLT
+     * stub under the name, undefined (SHN_UNDEF) but with an address
+     * (Debian's /usr/bin/python3.11): dlsym and every library bind to the
+     * stub, which jumps to the first real definition, ours. Only a defined
+     * symbol named malloc starting exactly there is another malloc. */
+    const ElfW(Sym) *sym = NULL;
+    if (!dladdr1(first, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym ||
+        sym->st_shndx == SHN_UNDEF || !info.dli_sname || strcmp(info.dli_sname, "malloc") != 0 ||
+        info.dli_saddr != first)
+        return 1;
     /* Our own object: the one this function is in (&malloc here would be
      * the interposed one, bound through the GOT). */
-    if (!first || !dladdr1(first, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm ||
-        !dladdr((void *)find_owner, &self) || info.dli_fbase == self.dli_fbase)
+    if (!dladdr((void *)find_owner, &self) || info.dli_fbase == self.dli_fbase)
         return 1;
     *who = lm->l_name && lm->l_name[0] ? lm->l_name : NULL;
     return 2;
