@@ -627,6 +627,7 @@ static void finish_totals(struct trk_prof_ctx *c, struct trk_reader *r)
     snprintf(st->inherit_error, sizeof(st->inherit_error), "%s", trk_reader_inherit_error(c->r));
     st->missing_chunks = rs->missing_chunks;
     st->ends_inside_chunk = rs->ends_inside_chunk;
+    st->heap_unseen = (in->options & TRK_OPT_HEAP_UNSEEN) != 0;
     uint64_t end = rs->end_seen ? rs->end_ts : c->last_ts;
     st->duration_s = end > in->clock_base ? (double)(end - in->clock_base) / 1e9 : 0.0;
     p->end_t_ns = trk_prof_rel(c, end);

@@ -95,6 +95,7 @@ struct trk_stats {
     uint64_t events;
     uint64_t missing_chunks; /* counted by END, absent from the file */
     bool ends_inside_chunk;  /* truncated by a cut-short write (disk full?) */
+    bool heap_unseen;        /* TRK_OPT_HEAP_UNSEEN: the program's own malloc was not seen */
     struct trk_alloc_stats by_allocator[TRK_ALLOC_KIND_MAX + 1]; /* index: allocator id */
     /* Python (PY_INFO, PY_IMPORT, PY_MARK records). */
     bool python;             /* the interpreter said hello (a PY_INFO record) */

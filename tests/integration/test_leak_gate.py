@@ -92,9 +92,25 @@ def test_own_malloc_runs(env):
     check("no leaks" not in text, "leaks does not say 'no leaks': %r" % text)
     summ = tracker(env, ["summary", "--no-progress", out]).stdout.decode()
     check("not seen" in summ, "summary says so: %r" % summ)
+    eq(env.stats(out).get("heap_unseen"), True, "stats --json heap_unseen")
+    text = tracker(env, ["stats", out]).stdout.decode()
+    check("not seen" in text, "stats says so: %r" % text)
     gate = tracker(env, ["leaks", "--no-progress", "--fail-on-leak", out], 1)
     err = gate.stderr.decode()
     check("malloc" in err and len(err.strip().splitlines()) == 1, "one-line reason: %r" % err)
+
+
+def test_nopie_malloc_stub_is_not_own_malloc(env):
+    """A non-PIE executable that takes malloc's address exports a PLT stub
+    named malloc (Debian's python3.11 does): not a malloc of its own, no
+    warning, and its 3 blocks of 100 bytes are seen."""
+    cp, out, _ = env.run([env.prog("nopie_malloc"), "3", "100"])
+    check("defines malloc" not in cp.stderr.decode(), "no warning: %r" % cp.stderr.decode())
+    st = env.stats(out)
+    eq(st.get("heap_unseen"), None, "no heap_unseen")
+    eq(st["leaked_bytes"], 300, "its leaks seen")
+    cp = tracker(env, ["leaks", "--no-progress", "--fail-on-leak", out], 1)
+    check("300 bytes leaked in 3 blocks" in cp.stderr.decode(), "gate: %r" % cp.stderr.decode())
 
 
 # ---- (3) the gate judges the run ------------------------------------------
