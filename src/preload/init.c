@@ -142,9 +142,6 @@ __attribute__((constructor)) static void trk_preload_init(void)
     const char *off = getenv(TRK_ENV_NAME(DISABLE));
     if (off && *off && *off != '0')
         goto out;
-    /* Not the program's: libc's own set-up of what we are about to use
-     * (pthread keys, atfork, the writer's thread) would be logged as
-     * made before us; guard INTERNAL is set, and nothing is logged. */
     trk_config_load();
     trk_cfg.heap_unseen = trk_malloc_foreign();
     trk_py_config_load();
