@@ -660,6 +660,7 @@ static void finish_totals(struct trk_prof_ctx *c, struct trk_reader *r)
     st->ends_inside_chunk = rs->ends_inside_chunk;
     st->own_fields = rs->own_fields;
     memcpy(st->own, rs->own, sizeof(st->own));
+    st->heap_unseen = (in->options & TRK_OPT_HEAP_UNSEEN) != 0;
     uint64_t end = rs->end_seen ? rs->end_ts : c->last_ts;
     st->duration_s = end > in->clock_base ? (double)(end - in->clock_base) / 1e9 : 0.0;
     p->end_t_ns = trk_prof_rel(c, end);

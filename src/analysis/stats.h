@@ -100,6 +100,7 @@ struct trk_stats {
      * not recorded. */
     uint32_t own_fields;
     uint64_t own[TRK_READER_OWN_MAX];
+    bool heap_unseen; /* TRK_OPT_HEAP_UNSEEN: the program's own malloc was not seen */
     struct trk_alloc_stats by_allocator[TRK_ALLOC_KIND_MAX + 1]; /* index: allocator id */
     /* Python (PY_INFO, PY_IMPORT, PY_MARK records). */
     bool python;             /* the interpreter said hello (a PY_INFO record) */

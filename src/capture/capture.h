@@ -21,6 +21,7 @@
 #include "capture/layers.h"
 #include "capture/modules.h"
 #include "capture/output.h"
+#include "capture/preinit.h"
 #include "capture/stacks.h"
 #include "capture/thread.h"
 #include "prim/base.h"

@@ -35,6 +35,7 @@ struct trk_config {
      * never 0 once loaded (a random one unless TRACKER_SAMPLE_SEED set it). */
     uint64_t sample_bytes;
     uint64_t sample_seed;
+    int heap_unseen; /* the program's malloc is not ours (TRK_OPT_HEAP_UNSEEN) */
 };
 
 extern struct trk_config trk_cfg TRK_HIDDEN;

@@ -240,7 +240,8 @@ static int write_header(long root_pid)
     trk_put_le32(h + 60, (trk_cfg.track_mmap ? TRK_OPT_MMAP : 0) |
                              (trk_cfg.follow_fork ? TRK_OPT_FOLLOW_FORK : 0) |
                              (trk_cfg.rss_ms ? TRK_OPT_RSS : 0) |
-                             (trk_cfg.cuda_no_caching ? TRK_OPT_CUDA_NO_CACHING : 0));
+                             (trk_cfg.cuda_no_caching ? TRK_OPT_CUDA_NO_CACHING : 0) |
+                             (trk_cfg.heap_unseen ? TRK_OPT_HEAP_UNSEEN : 0));
     uint8_t *p = h + TRK_FMT_HEADER_FIXED;
     if (trk_cfg.sample_bytes) {
         /* First, so that no long command line can crowd it out: a reader

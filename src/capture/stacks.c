@@ -195,6 +195,11 @@ int trk_stack_unwind(struct trk_thread *t, int max)
     return k > max ? max : k;
 }
 
+int trk_stack_unwind_raw(uintptr_t *ips, int max)
+{
+    return unwind_into(ips, max);
+}
+
 _Atomic(trk_stack_provider_fn) trk_stack_provider;
 
 uint32_t trk_stack_from(struct trk_thread *t, uintptr_t ra)

@@ -27,6 +27,9 @@ __attribute__((always_inline)) static inline uint32_t trk_stack(struct trk_threa
 /* Unwinds the caller's native stack into t->ips, innermost first, without
  * the tracker's own frames; returns the count (at most max). */
 int trk_stack_unwind(struct trk_thread *t, int max) TRK_HIDDEN;
+/* The same into ips[0..max), with no thread state (before the constructor,
+ * preinit.c): the tracker's frames are left in. */
+int trk_stack_unwind_raw(uintptr_t *ips, int max) TRK_HIDDEN;
 /* libunwind masks every signal around each of its cache and lookup
  * sections: two sigprocmask syscalls per frame on its slow path (a frame
  * the fast trace cannot follow, e.g. a signal that landed on a PLT stub).

@@ -7,18 +7,22 @@
  */
 #include <inttypes.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "cli/cli.h"
 #include "report/report.h"
 
 struct leaks {
     bool fail_on_leak;
+    bool no_default_sup, print_sup;
     uint64_t limit;
     uint64_t rows; /* -n: groups shown, 0 = all */
     const char *sup_path;
     struct trk_suppressions sup;
     struct trk_leak_totals tot;
     struct trk_report_opts ro;
+    bool unusable; /* a capture of the run cannot vouch for its leaks */
+    char unusable_why[600];
 };
 
 /* The value attaches with '=', or is the next word when that reads as a
@@ -44,14 +48,21 @@ static const struct trk_cli_opt opts[] = {
      "a number of stacks (0 = all)", .max = UINT32_MAX},
     {"--fail-on-leak", 0, TRK_CLI_FN, 0, "BYTES",
      "exit 1 when more than BYTES leaked (default 0: any\n"
-     "leak); BYTES may end in K, M, G (1K = 1024); a separate\n"
-     "word is BYTES only if it is a size and not a file",
+     "leak) in any capture of the run (forked and exec'd\n"
+     "children too), or when a capture is truncated, damaged\n"
+     "or empty; BYTES may end in K, M, G (1K = 1024); a\n"
+     "separate word is BYTES only if it is a size and not a file",
      .fn = fail_on_leak, .flags = TRK_CLI_EQ_ONLY | TRK_CLI_SIZE_NEXT},
     {"--suppressions", 0, TRK_CLI_STRING, offsetof(struct leaks, sup_path), "FILE",
      "hide leaks whose stack matches a 'leak:PATTERN' line\n"
      "(LeakSanitizer syntax: '*' wildcards, '^'/'$' anchors;\n"
      "matched against function, source file and module)",
      "a file name"},
+    {"--no-default-suppressions", 0, TRK_CLI_FLAG, offsetof(struct leaks, no_default_sup), NULL,
+     "report libc's, the loader's and libstdc++'s one-time\n"
+     "state too (stdio buffers, locale data, ...)"},
+    {"--print-suppressions", 0, TRK_CLI_FLAG, offsetof(struct leaks, print_sup), NULL,
+     "print the default suppressions and exit (no FILE)"},
     {0},
 };
 
@@ -67,8 +78,9 @@ const struct trk_cli_cmd trk_leaks_cmd = {
 static int render(void *ctx, struct trk_report_set *sets, FILE *f, char *err, size_t errlen)
 {
     struct leaks *l = ctx;
-    return trk_report_leaks(&sets[0], &l->ro, l->sup_path ? &l->sup : NULL, l->rows, f, &l->tot,
-                            err, errlen);
+    if (l->fail_on_leak)
+        l->unusable = !trk_leak_gate_usable(&sets[0], l->unusable_why, sizeof(l->unusable_why));
+    return trk_report_leaks(&sets[0], &l->ro, &l->sup, l->rows, f, &l->tot, err, errlen);
 }
 
 static int leaks(struct leaks *l, const char *file)
@@ -80,9 +92,19 @@ static int leaks(struct leaks *l, const char *file)
         trk_cli_error("leaks: %s", err);
         return TRK_EXIT_USAGE;
     }
+    /* After the file's lines: a user's own pattern gets the credit when
+     * both would hide a stack. */
+    if (!l->no_default_sup && trk_suppressions_add_defaults(&l->sup) < 0) {
+        trk_cli_error("leaks: out of memory");
+        return TRK_EXIT_FAIL;
+    }
     struct trk_report_job job = {
         .cmd = "leaks", .ro = &l->ro, .files = {file}, .nfiles = 1, .write = render, .ctx = l};
     int rc = trk_cli_report(&job);
+    if (rc == TRK_EXIT_OK && l->fail_on_leak && l->unusable) {
+        trk_cli_error("leaks: --fail-on-leak cannot pass: %s", l->unusable_why);
+        return TRK_EXIT_FAIL;
+    }
     if (rc == TRK_EXIT_OK && l->fail_on_leak &&
         (l->tot.leaked_bytes > l->limit || (l->limit == 0 && l->tot.leaked_count > 0))) {
         trk_cli_error("leaks: %" PRIu64 " bytes leaked in %" PRIu64
@@ -97,10 +119,19 @@ int trk_cmd_leaks(int argc, char **argv)
 {
     struct leaks l = {.rows = 20};
     struct trk_cli_args args;
+    /* --print-suppressions needs no FILE: answered before the parser,
+     * which would ask for one. */
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--print-suppressions") == 0) {
+            trk_suppressions_print_defaults(stdout);
+            return fflush(stdout) == 0 ? TRK_EXIT_OK : TRK_EXIT_FAIL;
+        }
     trk_report_opts_init(&l.ro);
     int rc = trk_cli_parse(&trk_leaks_cmd, (void *[]){&l, &l.ro, &l.ro}, argc, argv, &args);
     if (rc < 0) {
-        l.ro.all |= args.set;
+        /* A gate judges the whole run: a forked or exec'd child's leak
+         * fails it as the first process's does. */
+        l.ro.all |= args.set || l.fail_on_leak;
         rc = leaks(&l, args.operands[0]);
     }
     trk_suppressions_free(&l.sup);

@@ -75,6 +75,8 @@ enum trk_option_bit {
      * --cuda-no-caching`): GPU events are tensors, not caching segments.
      * Informational, like every bit here; since version 3 */
     TRK_OPT_CUDA_NO_CACHING = 1u << 3,
+    TRK_OPT_HEAP_UNSEEN = 1u << 4, /* malloc is defined ahead of libtracker (by the executable):
+                                    * the program's heap was not seen; since version 4 */
 };
 
 /* ---- Chunks --------------------------------------------------------------

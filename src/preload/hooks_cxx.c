@@ -245,10 +245,30 @@ static enum cxx_fn nothrow_form(enum cxx_fn i)
  * only when that fails is the throwing one called, outside the guard, to
  * throw: std::bad_alloc is itself allocated (__cxa_allocate_exception) and
  * freed by the program's catch, and both must be recorded or neither. */
+/* Before our constructor (preinit.h): as new_common's recorded path, the
+ * nothrow form under the guard, the block logged, a throw outside. */
+static void *new_preinit(enum cxx_fn i, unsigned kind, size_t n, size_t align, const void *nt,
+                         uintptr_t ra)
+{
+    int was = trk_guard_enter_internal();
+    enum cxx_fn j = nothrow_form(i);
+    void *p = call_new(j, n, align, j == i ? nt : &nothrow_arg);
+    int saved = errno;
+    if (p)
+        trk_preinit_log(TRK_PRE_ALLOC, kind, (uintptr_t)p, 0, n, ra);
+    trk_guard_leave(was);
+    errno = saved;
+    if (!p && j != i)
+        return call_new(i, n, align, nt);
+    return p;
+}
+
 TRK_HOOK_INLINE void *new_common(enum cxx_fn i, unsigned kind, size_t n, size_t align,
                                  const void *nt)
 {
     struct trk_thread *t = trk_enter();
+    if (!t && trk_preinit_here())
+        return new_preinit(i, kind, n, align, nt, (uintptr_t)__builtin_return_address(0));
     if (!t)
         return call_new(i, n, align, nt);
     __attribute__((cleanup(leave_on_unwind))) int armed = 1;
@@ -276,6 +296,15 @@ TRK_HOOK_INLINE void delete_common(enum cxx_fn i, unsigned kind, void *p, size_t
     if (t) {
         trk_hook_free(t, kind, p);
         trk_guard_set(TRK_GUARD_INTERNAL);
+    } else if (trk_preinit_here()) {
+        int was = trk_guard_enter_internal();
+        int saved = errno;
+        trk_preinit_log(TRK_PRE_FREE, kind, (uintptr_t)p, 0, 0,
+                        (uintptr_t)__builtin_return_address(0));
+        errno = saved;
+        call_delete(i, p, size, align, nt);
+        trk_guard_leave(was);
+        return;
     }
     call_delete(i, p, size, align, nt);
     if (t)

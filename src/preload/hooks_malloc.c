@@ -27,6 +27,20 @@
 
 #define TRK_RA() ((uintptr_t)__builtin_return_address(0))
 
+/* Before our constructor (preinit.h): the allocator's call under our
+ * guard, then the block logged with its stack. */
+#define PREINIT_ALLOC(kind, call, size_expr)                                                       \
+    do {                                                                                           \
+        int was_ = trk_guard_enter_internal();                                                     \
+        void *q_ = call;                                                                           \
+        int saved_ = errno;                                                                        \
+        if (q_)                                                                                    \
+            trk_preinit_log(TRK_PRE_ALLOC, kind, (uintptr_t)q_, 0, size_expr, TRK_RA());           \
+        trk_guard_leave(was_);                                                                     \
+        errno = saved_;                                                                            \
+        return q_;                                                                                 \
+    } while (0)
+
 /* Records an acquisition made by `call` (an expression yielding void *).
  * Made by a signal handler inside another hook, it is kept aside for that
  * hook to publish (nested.c). */
@@ -34,6 +48,8 @@
     do {                                                                                           \
         struct trk_thread *t = trk_enter();                                                        \
         if (!t) {                                                                                  \
+            if (trk_preinit_here())                                                                \
+                PREINIT_ALLOC(kind, call, size_expr);                                              \
             if (!trk_nested_here())                                                                \
                 return call;                                                                       \
             void *q = call;                                                                        \
@@ -74,10 +90,16 @@ TRK_HOOK_INLINE void free_common(unsigned kind, void *p, void (*release)(void *,
     if (TRK_UNLIKELY(!trk_real.free))
         return;
     struct trk_thread *t = trk_enter();
+    int pre = 0;
     if (t)
         trk_hook_free(t, kind, p);
     else if (trk_nested_here()) {
         trk_nested_put(TRK_NEV_FREE, kind, (uintptr_t)p, 0, TRK_RA());
+    } else if (trk_preinit_here()) {
+        pre = trk_guard_enter_internal() + 1;
+        int saved = errno;
+        trk_preinit_log(TRK_PRE_FREE, kind, (uintptr_t)p, 0, 0, TRK_RA());
+        errno = saved;
     }
     if (release)
         release(p, a, b);
@@ -85,6 +107,8 @@ TRK_HOOK_INLINE void free_common(unsigned kind, void *p, void (*release)(void *,
         trk_real.free(p);
     if (t)
         trk_leave();
+    else if (pre)
+        trk_guard_leave(pre - 1);
 }
 
 TRK_EXPORT void free(void *p)
@@ -147,6 +171,22 @@ static void *realloc_nested(unsigned kind, void *p, size_t bytes, uintptr_t ra)
     return q;
 }
 
+/* A realloc before our constructor (preinit.h): logged as what it did. */
+static void *realloc_preinit(unsigned kind, void *p, size_t bytes, uintptr_t ra)
+{
+    int was = trk_guard_enter_internal();
+    void *q = trk_real.realloc(p, bytes);
+    int saved = errno;
+    if (q)
+        trk_preinit_log(p ? TRK_PRE_REALLOC : TRK_PRE_ALLOC, kind, (uintptr_t)q, (uintptr_t)p,
+                        bytes, ra);
+    else if (p && bytes == 0)
+        trk_preinit_log(TRK_PRE_FREE, kind, (uintptr_t)p, 0, 0, ra);
+    trk_guard_leave(was);
+    errno = saved;
+    return q;
+}
+
 /* realloc-like calls take their release seq before the call and their
  * acquisition seq after it (trk_ev_realloc), so address reuse by another
  * thread is ordered correctly on both sides. */
@@ -162,6 +202,8 @@ TRK_HOOK_INLINE void *realloc_common(unsigned kind, void *p, size_t bytes)
     ENSURE(realloc);
     struct trk_thread *t = trk_enter();
     if (!t) {
+        if (trk_preinit_here())
+            return realloc_preinit(kind, p, bytes, TRK_RA());
         if (!trk_nested_here())
             return trk_real.realloc(p, bytes);
         return realloc_nested(kind, p, bytes, TRK_RA());
@@ -217,6 +259,17 @@ TRK_EXPORT int posix_memalign(void **out, size_t align, size_t n)
     }
     struct trk_thread *t = trk_enter();
     if (!t) {
+        if (trk_preinit_here()) {
+            int was = trk_guard_enter_internal();
+            int rc = trk_real.posix_memalign(out, align, n);
+            int saved = errno;
+            if (rc == 0)
+                trk_preinit_log(TRK_PRE_ALLOC, TRK_ALLOC_POSIX_MEMALIGN, (uintptr_t)*out, 0, n,
+                                TRK_RA());
+            trk_guard_leave(was);
+            errno = saved;
+            return rc;
+        }
         if (!trk_nested_here())
             return trk_real.posix_memalign(out, align, n);
         int rc = trk_real.posix_memalign(out, align, n);

@@ -45,6 +45,10 @@ void trk_preload_wire_layers(void)
     static _Atomic int wired;
     if (atomic_exchange(&wired, 1))
         return;
+    /* Their probes look up symbols that may be missing, and clearing that
+     * error makes libc allocate: not with a malloc that is not ours. */
+    if (trk_malloc_foreign())
+        return;
     trk_layer_register(&python_ops);
     trk_layer_register(&gpu_ops);
 }
@@ -139,6 +143,7 @@ __attribute__((constructor)) static void trk_preload_init(void)
     if (off && *off && *off != '0')
         goto out;
     trk_config_load();
+    trk_cfg.heap_unseen = trk_malloc_foreign();
     trk_py_config_load();
     trk_clock_init();
     trk_modules_init();
@@ -157,16 +162,23 @@ __attribute__((constructor)) static void trk_preload_init(void)
     }
     atexit(on_exit_flush);
     fork_hooked = pthread_atfork(fork_prepare, fork_parent, fork_child) == 0;
-    trk_py_init();
-    trk_check_allocators(NULL);
-    trk_guard_set(0);
-    trk_gpu_nvml_start(); /* a program linked with the CUDA driver */
-    struct trk_thread *t = trk_enter();
-    if (t) {
-        trk_modules_snapshot(t);
-        trk_leave();
+    if (!trk_cfg.heap_unseen) { /* their probes make libc allocate (malloc_owner.c) */
+        trk_py_init();
+        trk_check_allocators(NULL);
     }
+    trk_guard_set(0);
+    if (!trk_cfg.heap_unseen)
+        trk_gpu_nvml_start(); /* a program linked with the CUDA driver */
+    struct trk_thread *t = trk_enter();
+    /* What the libraries' constructors allocated before ours: the first
+     * events, after the modules that symbolize their stacks. */
+    if (t)
+        trk_modules_snapshot(t);
+    trk_preinit_replay(t);
+    if (t)
+        trk_leave();
     return;
 out:
+    trk_preinit_replay(NULL); /* not tracking: dropped */
     trk_guard_set(0);
 }

@@ -7,6 +7,8 @@
 #ifndef TRK_PRELOAD_PRELOAD_H
 #define TRK_PRELOAD_PRELOAD_H
 
+#include <stdbool.h>
+
 #include "capture/capture.h"
 #include "prim/guard.h"
 #include "prim/real.h"
@@ -28,6 +30,11 @@ void trk_env_capture(void) TRK_HIDDEN;
 int trk_clone_prepare(void) TRK_HIDDEN;
 void trk_clone_parent(void) TRK_HIDDEN;
 void trk_clone_child(void) TRK_HIDDEN;
+
+/* Whether the first malloc in the search order is another object's (the
+ * executable's own): then the program's heap is not seen, and nothing of
+ * ours may make libc allocate for it (malloc_owner.c). Says so once. */
+bool trk_malloc_foreign(void) TRK_HIDDEN;
 
 /* Registers src/python and src/gpu with the capture engine (init.c), once. */
 void trk_preload_wire_layers(void) TRK_HIDDEN;

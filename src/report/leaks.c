@@ -93,21 +93,22 @@ static int cmp_groups(const void *pa, const void *pb)
     return x->kind < y->kind ? -1 : x->kind > y->kind;
 }
 
-/* The first suppression matching any frame of the stack, or -1. */
+/* The first suppression hiding the stack (suppress.c), or -1. */
 static int32_t suppressed_by(const struct trk_suppressions *sup, const struct trk_loctab *lt,
                              const uint32_t *ids, uint32_t n)
 {
-    for (size_t p = 0; sup && p < sup->n; p++) {
-        const char *pat = sup->v[p].pattern;
-        for (uint32_t k = 0; k < n; k++) {
-            const struct trk_rloc *l = &lt->v[ids[k]];
-            if (trk_suppression_match(pat, l->function) || trk_suppression_match(pat, l->file) ||
-                trk_suppression_match(pat, l->module) ||
-                trk_suppression_match(pat, trk_rbasename(l->module)))
-                return (int32_t)p;
-        }
+    if (!sup || !sup->n)
+        return -1;
+    struct trk_sup_frame *f = malloc((n ? n : 1) * sizeof(*f));
+    if (!f)
+        return -1;
+    for (uint32_t k = 0; k < n; k++) {
+        const struct trk_rloc *l = &lt->v[ids[k]];
+        f[k] = (struct trk_sup_frame){l->function, l->file, l->module};
     }
-    return -1;
+    int32_t p = trk_suppressions_find(sup, f, n);
+    free(f);
+    return p;
 }
 
 /* Whether a captured stack reached the capture's depth cap (then its
@@ -177,7 +178,9 @@ static void print_text(FILE *out, const struct trk_report_set *s, const struct t
                 om->stacks, om->stacks == 1 ? "" : "s", trk_rfmt_grouped(om->bytes, a, sizeof(a)),
                 trk_rfmt_grouped(om->count, b, sizeof(b)), om->count == 1 ? "" : "s");
     fputs("\nLEAK SUMMARY:\n", out);
-    if (!tot->leaked_count && !tot->suppressed_count)
+    if (!tot->leaked_count && !tot->suppressed_count && trk_report_heap_unseen(s))
+        fputs("    unknown: the program's own malloc was not seen\n", out);
+    else if (!tot->leaked_count && !tot->suppressed_count)
         fputs("    no leaks: everything allocated was freed\n", out);
     else
         print_total(out, "leaked:    ", tot->leaked_bytes, tot->leaked_count, tot->stacks);
@@ -208,8 +211,11 @@ static void print_text(FILE *out, const struct trk_report_set *s, const struct t
         if (!used)
             fprintf(out, "\nSuppressions used:\n  %8s %14s  %s\n", "stacks", "bytes", "pattern");
         used = true;
-        fprintf(out, "  %8" PRIu64 " %14s  leak:%s\n", x->hit_stacks,
+        fprintf(out, "  %8" PRIu64 " %14s  leak:%s", x->hit_stacks,
                 trk_rfmt_grouped(x->hit_bytes, a, sizeof(a)), x->pattern);
+        if (x->builtin)
+            fprintf(out, "  (default: %s)", x->about);
+        fputc('\n', out);
     }
 }
 

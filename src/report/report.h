@@ -131,6 +131,16 @@ int trk_report_tree(const struct trk_report_set *s, const struct trk_report_opts
 
 struct trk_suppressions;
 
+/* Whether a capture of s could not see the program's malloc (it defines
+ * its own: TRK_OPT_HEAP_UNSEEN): its heap figures, leaks included, are
+ * not the program's. */
+bool trk_report_heap_unseen(const struct trk_report_set *s);
+
+/* Whether every capture of s can vouch for its leaks (leak_gate.c): false,
+ * with a one-line reason in why, when one is truncated, damaged, holds no
+ * event or did not see the program's malloc. */
+bool trk_leak_gate_usable(const struct trk_report_set *s, char *why, size_t len);
+
 struct trk_leak_totals {
     uint64_t leaked_bytes, leaked_count, stacks;
     uint64_t suppressed_bytes, suppressed_count, suppressed_stacks;
@@ -162,9 +172,23 @@ void trk_report_stats(FILE *f, const char *file, const struct trk_stats *s,
 
 /* ---- Suppressions (LeakSanitizer-style "leak:PATTERN" lines) -------------- */
 
+/* Where a pattern is looked for in a leak's stack (innermost frame first,
+ * allocator frames already dropped). A file's "leak:" lines are ANY, as
+ * LeakSanitizer's; the default set also uses the two narrower ones. */
+enum trk_sup_scope {
+    TRK_SUP_ANY,  /* any frame's function, file or module */
+    TRK_SUP_TOP,  /* the innermost frame's function, file or module */
+    TRK_SUP_CTOR, /* a module's own constructor: the innermost frames are all in
+                   * a module matching the pattern, and the next one is the
+                   * loader running constructors */
+};
+
 struct trk_suppression {
     char *pattern;
     uint64_t hit_bytes, hit_count, hit_stacks; /* what it hid */
+    enum trk_sup_scope scope;
+    bool builtin;      /* from the default set (suppress_defaults.c) */
+    const char *about; /* the default's one-line reason; NULL for a file's */
 };
 struct trk_suppressions {
     struct trk_suppression *v;
@@ -179,5 +203,35 @@ void trk_suppressions_free(struct trk_suppressions *s);
 /* LSan matching: text contains pattern, where '*' matches any run of
  * characters, a leading '^' anchors the start and a trailing '$' the end. */
 bool trk_suppression_match(const char *pattern, const char *text);
+
+/* One frame of a leak's stack as suppressions see it (NULL: unknown). */
+struct trk_sup_frame {
+    const char *function, *file, *module;
+};
+/* The index of the first suppression of s that hides a leak allocated at
+ * f[0..n) (innermost first), or -1. */
+int32_t trk_suppressions_find(const struct trk_suppressions *s, const struct trk_sup_frame *f,
+                              size_t n);
+
+/* The default set (suppress_defaults.c): the C library's, the loader's and
+ * libstdc++'s one-time state, which every program leaves live at exit.
+ * Appends it to s; returns 0, or -1 when memory ran out. */
+int trk_suppressions_add_defaults(struct trk_suppressions *s);
+/* Writes the default set as one table (--print-suppressions). */
+void trk_suppressions_print_defaults(FILE *f);
+
+/* Suppressions follow the leak graph, as LeakSanitizer's do: a block lost
+ * only because its leader (the lost block it hangs from) is lost goes with
+ * it. leader[i] is the block whose loss makes block i lost: i itself for a
+ * directly lost block, another index for an indirectly lost one (a chain
+ * is followed to its end), TRK_SUP_NO_LEADER for a block that is not lost.
+ * hit[i] (in: suppression index matching block i's own stack, or -1) gets
+ * the index of the suppression that hides the block: its own, else its
+ * leader's. Returns the number of blocks hidden through a leader, SIZE_MAX
+ * when memory ran out (hit unchanged). O(n).
+ * (suppress_follow.c; the leader map comes from the leak classification
+ * at exit.) */
+#define TRK_SUP_NO_LEADER UINT32_MAX
+size_t trk_suppressions_follow(const uint32_t *leader, int32_t *hit, size_t n);
 
 #endif /* TRK_REPORT_H */

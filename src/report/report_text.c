@@ -237,6 +237,19 @@ static void warning_lines(FILE *f, const struct trk_report_capture *c)
                 c->path, trk_rfmt_grouped(t->checksum_failures + t->bad_chunks, a, sizeof(a)),
                 trk_rfmt_grouped(t->broken_streams, b, sizeof(b)), m);
     }
+    if (trk_reader_info(c->r)->options & TRK_OPT_HEAP_UNSEEN)
+        fprintf(f,
+                "warning: %s: the program defines its own malloc, which LD_PRELOAD cannot "
+                "interpose: its heap allocations were not seen\n",
+                c->path);
+}
+
+bool trk_report_heap_unseen(const struct trk_report_set *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (trk_reader_info(s->v[i].r)->options & TRK_OPT_HEAP_UNSEEN)
+            return true;
+    return false;
 }
 
 void trk_rprint_leaks_note(FILE *f, const struct trk_report_set *const *sets, size_t n)

@@ -56,6 +56,9 @@ static void print_warnings(FILE *f, const struct trk_stats *s)
     else if (s->truncated)
         fprintf(f, "warning: the capture has no end record: %s; totals cover what was written\n",
                 TRK_REPORT_NO_END);
+    if (s->heap_unseen)
+        fprintf(f, "warning: the program defines its own malloc, which LD_PRELOAD cannot "
+                   "interpose: its heap allocations were not seen\n");
     if (s->lost_events)
         fprintf(f, "warning: %s events were lost by the writer\n",
                 trk_rfmt_grouped(s->lost_events, g, sizeof(g)));
@@ -448,6 +451,8 @@ static void print_json(FILE *f, const struct trk_stats *s, const struct trk_stat
     trk_rjson_u64(&j, "threads", s->threads);
     trk_rjson_double(&j, "duration_s", s->duration_s);
     trk_rjson_bool(&j, "truncated", s->truncated);
+    if (s->heap_unseen) /* only then: older consumers see the object they know */
+        trk_rjson_bool(&j, "heap_unseen", true);
     trk_rjson_u64(&j, "lost_events", s->lost_events);
     trk_rjson_u64(&j, "checksum_failures", s->checksum_failures);
     trk_rjson_u64(&j, "bad_chunks", s->bad_chunks);

@@ -3,8 +3,10 @@
  * suppress.c - LeakSanitizer-style suppression files for `tracker leaks`:
  * "leak:PATTERN" lines, '#' comments and blank lines; PATTERN is found as a
  * substring where '*' matches any run of characters, '^' anchors the start
- * and '$' the end (LSan's template syntax). Must not: accept other
- * suppression types silently (a typo would hide nothing and look fine).
+ * and '$' the end (LSan's template syntax); and which suppression hides a
+ * leak's stack, for a file's lines and the default set's narrower scopes
+ * (suppress_defaults.c). Must not: accept other suppression types silently
+ * (a typo would hide nothing and look fine).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -136,4 +138,55 @@ int trk_suppressions_load(struct trk_suppressions *s, const char *path, char *er
     free(line);
     fclose(f);
     return rc;
+}
+
+static bool frame_hit(const char *pat, const struct trk_sup_frame *f)
+{
+    const char *base = f->module ? strrchr(f->module, '/') : NULL;
+    return trk_suppression_match(pat, f->function) || trk_suppression_match(pat, f->file) ||
+           trk_suppression_match(pat, f->module) || (base && trk_suppression_match(pat, base + 1));
+}
+
+static const char *module_base(const struct trk_sup_frame *f)
+{
+    const char *slash = f->module ? strrchr(f->module, '/') : NULL;
+    return slash ? slash + 1 : f->module;
+}
+
+/* The dynamic loader running constructors (elf/dl-init.c). */
+static bool in_loader_init(const struct trk_sup_frame *f)
+{
+    const char *m = module_base(f);
+    return (m && strncmp(m, "ld-", 3) == 0 && strstr(m, ".so")) ||
+           (f->function &&
+            (strcmp(f->function, "call_init") == 0 || strcmp(f->function, "_dl_init") == 0));
+}
+
+static bool stack_hit(const struct trk_suppression *x, const struct trk_sup_frame *f, size_t n)
+{
+    switch (x->scope) {
+    case TRK_SUP_TOP:
+        return n > 0 && frame_hit(x->pattern, &f[0]);
+    case TRK_SUP_CTOR: {
+        size_t k = 0;
+        while (k < n && trk_suppression_match(x->pattern, module_base(&f[k])))
+            k++;
+        return k > 0 && k < n && in_loader_init(&f[k]);
+    }
+    case TRK_SUP_ANY:
+        break;
+    }
+    for (size_t k = 0; k < n; k++)
+        if (frame_hit(x->pattern, &f[k]))
+            return true;
+    return false;
+}
+
+int32_t trk_suppressions_find(const struct trk_suppressions *s, const struct trk_sup_frame *f,
+                              size_t n)
+{
+    for (size_t p = 0; s && p < s->n; p++)
+        if (stack_hit(&s->v[p], f, n))
+            return (int32_t)p;
+    return -1;
 }

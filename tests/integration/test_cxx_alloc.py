@@ -35,9 +35,14 @@ def check(env, name, warn=None):
         "delete[]": {"allocations": 0, "frees": len(NEW_ARRAY) * REPS, "bytes": 0},
     }
     for kind, w in want.items():
-        # Nothing but the program's own calls uses operator new here.
-        eq(alloc_entry(s, kind), w, "%s: by_allocator[%s]" % (name, kind))
-        eq(alloc_entry(s0, kind), ZERO, "%s: by_allocator[%s] with 0 reps" % (name, kind))
+        # Nothing but the program's own calls uses operator new here, once
+        # started: tcmalloc's own constructor makes a few news before ours
+        # runs, recorded since issue 11 (the same in both runs).
+        base = alloc_entry(s0, kind)
+        got = {k: v - base[k] for k, v in alloc_entry(s, kind).items()}
+        eq(got, w, "%s: by_allocator[%s] over the run with 0 reps" % (name, kind))
+        if name != "cxx_forms_tcmalloc":
+            eq(base, ZERO, "%s: by_allocator[%s] with 0 reps" % (name, kind))
     n = (len(NEW) + len(NEW_ARRAY)) * REPS
     # Each block once: libstdc++'s inner malloc is not a second allocation.
     eq(diff(s, s0, "allocations"), n, "%s: allocations difference" % name)
