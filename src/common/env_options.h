@@ -57,6 +57,8 @@ enum trk_env_kind {
       "Python frames: 0 off, 1 Python frames only, 2 hybrid (native and Python)")                  \
     X(PYTHON_ALLOCATORS, BOOL, 0, 0, 1, TRK_ENV_PROPAGATE,                                         \
       "1: record each Python object (pymalloc), not just its arenas")                              \
+    X(LEAK_SCAN, BOOL, 1, 0, 1, TRK_ENV_PROPAGATE,                                                 \
+      "0: no leak classification (reachability scan) at exit")                                     \
     X(QUIET, BOOL, 0, 0, 1, TRK_ENV_PROPAGATE, "1: no notices")                                    \
     X(DISABLE, BOOL, 0, 0, 1, 0,                                                                   \
       "1: load but record nothing (and start exec'd children as they ask)")                        \
