@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/leak_classes.h"
 #include "report/report_internal.h"
 
 struct group {
@@ -18,6 +19,7 @@ struct group {
     uint32_t stack; /* trk_stacktab id */
     uint32_t space;
     uint32_t kind;      /* GPU kind in GPU spaces, else 0 */
+    uint8_t cls;        /* TRK_LEAK_* of a classified heap leak; 0: not classified */
     bool cut;           /* the captured stack hit the depth cap */
     int32_t suppressed; /* index of the suppression that hides it, or -1 */
 };
@@ -30,7 +32,8 @@ struct groups {
     size_t n, cap;
 };
 
-static struct group *group_add(struct groups *g, uint32_t stack, uint32_t space, uint32_t kind)
+static struct group *group_add(struct groups *g, uint32_t stack, uint32_t space, uint32_t kind,
+                               uint8_t cls)
 {
     if (g->n == g->cap) {
         size_t nc = g->cap ? g->cap * 2 : 256;
@@ -45,6 +48,7 @@ static struct group *group_add(struct groups *g, uint32_t stack, uint32_t space,
     x->stack = stack;
     x->space = space;
     x->kind = kind;
+    x->cls = cls;
     x->suppressed = -1;
     return x;
 }
@@ -56,6 +60,8 @@ static int cmp_keys(const void *pa, const void *pb)
         return x->stack < y->stack ? -1 : 1;
     if (x->space != y->space)
         return x->space < y->space ? -1 : 1;
+    if (x->cls != y->cls)
+        return x->cls < y->cls ? -1 : 1;
     return x->kind < y->kind ? -1 : x->kind > y->kind;
 }
 
@@ -145,7 +151,8 @@ static struct omitted count_omitted(struct group *const *v, size_t n, size_t sho
 static void print_text(FILE *out, const struct trk_report_set *s, const struct trk_report_opts *o,
                        const struct trk_loctab *lt, const struct trk_stacktab *st,
                        struct group *const *shown, size_t nshown, const struct omitted *om,
-                       const struct trk_suppressions *sup, const struct trk_leak_totals *tot)
+                       const struct trk_suppressions *sup, const struct trk_leak_totals *tot,
+                       unsigned show)
 {
     char a[32], b[32], name[16];
     trk_rprint_headers(out, s, o);
@@ -159,6 +166,11 @@ static void print_text(FILE *out, const struct trk_report_set *s, const struct t
                     trk_rfmt_grouped(g->bytes, a, sizeof(a)),
                     trk_rfmt_grouped(g->count, b, sizeof(b)), g->count == 1 ? "" : "s",
                     trk_rgpu_kind_text(g->kind), trk_rgpu_name(g->space, name, sizeof(name)));
+        else if (tot->classified && !mapped)
+            fprintf(out, "\n%s bytes in %s block%s %s, allocated at\n",
+                    trk_rfmt_grouped(g->bytes, a, sizeof(a)),
+                    trk_rfmt_grouped(g->count, b, sizeof(b)), g->count == 1 ? "" : "s",
+                    trk_leak_class_phrase(g->cls));
         else
             fprintf(out, "\n%s bytes in %s %s%s %s at\n", trk_rfmt_grouped(g->bytes, a, sizeof(a)),
                     trk_rfmt_grouped(g->count, b, sizeof(b)), mapped ? "mapping" : "block",
@@ -176,7 +188,9 @@ static void print_text(FILE *out, const struct trk_report_set *s, const struct t
                 om->stacks, om->stacks == 1 ? "" : "s", trk_rfmt_grouped(om->bytes, a, sizeof(a)),
                 trk_rfmt_grouped(om->count, b, sizeof(b)), om->count == 1 ? "" : "s");
     fputs("\nLEAK SUMMARY:\n", out);
-    if (!tot->leaked_count && !tot->suppressed_count)
+    if (tot->classified)
+        trk_leak_print_summary(out, tot, show);
+    else if (!tot->leaked_count && !tot->suppressed_count)
         fputs("    no leaks: everything allocated was freed\n", out);
     else
         print_total(out, "leaked:    ", tot->leaked_bytes, tot->leaked_count, tot->stacks);
@@ -207,9 +221,30 @@ static bool at_script_end(const struct trk_report_set *s)
     return false;
 }
 
+/* The four totals (and what was not classified), as a last entry of no
+ * bytes, so that the entries' bytes still add up to what was listed. */
+static void json_summary(struct trk_rjson *j, const struct trk_leak_totals *tot)
+{
+    trk_rjson_begin_object(j, NULL);
+    trk_rjson_u64(j, "bytes", 0);
+    trk_rjson_u64(j, "count", 0);
+    trk_rjson_begin_array(j, "stack");
+    trk_rjson_end_array(j);
+    trk_rjson_begin_object(j, "leak_summary");
+    for (unsigned k = 0; k <= TRK_LEAK_CLASS_MAX; k++) {
+        trk_rjson_begin_object(j, trk_leak_class_name(k));
+        trk_rjson_u64(j, "bytes", tot->cls_bytes[k]);
+        trk_rjson_u64(j, "count", tot->cls_count[k]);
+        trk_rjson_u64(j, "stacks", tot->cls_stacks[k]);
+        trk_rjson_end_object(j);
+    }
+    trk_rjson_end_object(j);
+    trk_rjson_end_object(j);
+}
+
 static void print_json(FILE *out, const struct trk_report_set *s, const struct trk_loctab *lt,
                        const struct trk_stacktab *st, struct group *const *shown, size_t nshown,
-                       const struct omitted *om)
+                       const struct omitted *om, const struct trk_leak_totals *tot)
 {
     bool script_end = at_script_end(s);
     struct trk_rjson j;
@@ -222,8 +257,10 @@ static void print_json(FILE *out, const struct trk_report_set *s, const struct t
         trk_rjson_u64(&j, "count", g->count);
         /* The document is an array (scripts rely on it): each group says
          * when its leak was taken. */
-        if (script_end)
+        if (script_end && !tot->classified)
             trk_rjson_string(&j, "leaks_at", "script_end");
+        if (tot->classified && g->space == TRK_SPACE_HEAP)
+            trk_rjson_string(&j, "class", trk_leak_class_name(g->cls));
         if (g->space == TRK_SPACE_MMAP) {
             trk_rjson_string(&j, "space", "mmap");
         } else if (trk_space_is_gpu(g->space)) {
@@ -247,14 +284,63 @@ static void print_json(FILE *out, const struct trk_report_set *s, const struct t
         trk_rjson_end_array(&j);
         trk_rjson_end_object(&j);
     }
+    if (tot->classified)
+        json_summary(&j, tot);
     trk_rjson_end_array(&j);
     trk_rjson_finish(&j);
+}
+
+/* Whether capture c's leaks are the classified ones: it has a leak scan,
+ * and its leaks are taken at exit (a Python script's are at its end unless
+ * sel asks for the exit). */
+static bool use_classes(const struct trk_report_capture *c, const struct trk_leak_select *sel)
+{
+    const struct trk_stats *t = &c->prof.totals;
+    return t->leaks_classified && (!t->leaks_at_script_end || sel->at_exit);
+}
+
+/* The groups of one site: one per class of a classified heap site. */
+static int add_site(struct groups *g, const struct trk_site *site, uint32_t sid, bool classes,
+                    bool *cut)
+{
+    if (!classes || site->space != TRK_SPACE_HEAP) {
+        struct group *x = group_add(g, sid, site->space, site->kind, 0);
+        if (!x)
+            return -1;
+        x->bytes += site->s.leak_bytes;
+        x->count += site->s.leak_count;
+        x->cut = *cut;
+        return 0;
+    }
+    for (unsigned k = 0; k <= TRK_LEAK_CLASS_MAX; k++) {
+        if (!site->s.cls_count[k])
+            continue;
+        struct group *x = group_add(g, sid, site->space, site->kind, (uint8_t)k);
+        if (!x)
+            return -1;
+        x->bytes += site->s.cls_bytes[k];
+        x->count += site->s.cls_count[k];
+        x->cut = *cut;
+    }
+    return 0;
 }
 
 int trk_report_leaks(const struct trk_report_set *s, const struct trk_report_opts *o,
                      struct trk_suppressions *sup, size_t limit, FILE *out,
                      struct trk_leak_totals *tot, char *err, size_t errlen)
 {
+    return trk_report_leaks_sel(s, o, NULL, sup, limit, out, tot, err, errlen);
+}
+
+int trk_report_leaks_sel(const struct trk_report_set *s, const struct trk_report_opts *o,
+                         const struct trk_leak_select *sel, struct trk_suppressions *sup,
+                         size_t limit, FILE *out, struct trk_leak_totals *tot, char *err,
+                         size_t errlen)
+{
+    static const struct trk_leak_select dflt = {.show = TRK_LEAK_SHOW_DEFAULT};
+    if (!sel)
+        sel = &dflt;
+    unsigned show = sel->show;
     struct trk_loctab lt;
     struct trk_stacktab st;
     struct trk_site_walker w = {0};
@@ -276,18 +362,21 @@ int trk_report_leaks(const struct trk_report_set *s, const struct trk_report_opt
         ips = malloc(((size_t)max + 1) * sizeof(*ips));
         if (!ips)
             goto oom;
+        bool classes = use_classes(c, sel);
+        tot->classified |= classes;
         for (size_t si = 0; si < c->prof.nsites; si++) {
             const struct trk_site *site = &c->prof.sites[si];
-            if (!trk_report_space_on(o, site->space) || !site->s.leak_count)
+            bool by_class = classes && site->space == TRK_SPACE_HEAP, none = true;
+            for (unsigned k = 0; k <= TRK_LEAK_CLASS_MAX; k++)
+                none &= !site->s.cls_count[k];
+            if (!trk_report_space_on(o, site->space) || (by_class ? none : !site->s.leak_count))
                 continue;
             uint32_t sid = trk_site_stack(&w, c, o, site->stack, &lt, &st);
-            struct group *x = sid == TRK_NO_ID ? NULL : group_add(&g, sid, site->space, site->kind);
-            if (!x)
+            if (sid == TRK_NO_ID)
                 goto oom;
-            x->bytes += site->s.leak_bytes;
-            x->count += site->s.leak_count;
-            if (max && site->stack && stack_cut(c, site->stack, ips, max + 1))
-                x->cut = true;
+            bool cut = max && site->stack && stack_cut(c, site->stack, ips, max + 1);
+            if (add_site(&g, site, sid, classes, &cut))
+                goto oom;
         }
     }
 
@@ -313,6 +402,11 @@ int trk_report_leaks(const struct trk_report_set *s, const struct trk_report_opt
             tot->suppressed_stacks++;
             continue;
         }
+        tot->cls_bytes[x->cls] += x->bytes;
+        tot->cls_count[x->cls] += x->count;
+        tot->cls_stacks[x->cls]++;
+        if (!(show & (1u << x->cls)))
+            continue;
         tot->leaked_bytes += x->bytes;
         tot->leaked_count += x->count;
         tot->stacks++;
@@ -324,9 +418,9 @@ int trk_report_leaks(const struct trk_report_set *s, const struct trk_report_opt
     size_t nlist = limit && limit < nshown ? limit : nshown;
     struct omitted om = count_omitted(shown, nshown, nlist);
     if (o->json)
-        print_json(out, s, &lt, &st, shown, nlist, &om);
+        print_json(out, s, &lt, &st, shown, nlist, &om, tot);
     else
-        print_text(out, s, o, &lt, &st, shown, nlist, &om, sup, tot);
+        print_text(out, s, o, &lt, &st, shown, nlist, &om, sup, tot, show);
     rc = 0;
     goto done;
 oom:
