@@ -86,8 +86,9 @@ static const struct trk_cli_opt opts[] = {
     {"--show-reachable", 0, TRK_CLI_FLAG, offsetof(struct leaks, show_reachable),
      .help = "list every kind (--kinds all)"},
     {"--fail-on-kinds", 0, TRK_CLI_FN, 0, "LIST",
-     "kinds --fail-on-leak counts (default: definite,indirect,\n"
-     "and unclassified where a capture has no leak scan)",
+     "kinds --fail-on-leak counts at the process's exit\n"
+     "(default: definite,indirect; every block of a capture\n"
+     "without a leak scan)",
      .fn = fail_kinds},
     {"--at-exit", 0, TRK_CLI_FLAG, offsetof(struct leaks, sel.at_exit),
      .help = "Python: leaks at the process's exit, classified,\n"
@@ -133,14 +134,18 @@ static int leaks(struct leaks *l, const char *file)
     int rc = trk_cli_report(&job);
     /* The gate counts definitely and indirectly lost by default, like
      * valgrind's --errors-for-leak-kinds, and every block of a capture
-     * that has no leak scan (an old one: what it always counted). */
-    unsigned fk = l->fail_kinds_set ? l->fail_kinds : TRK_LEAK_SHOW_DEFAULT;
+     * that has no leak scan (an old one: what it always counted); a block
+     * live at exit but not classified (inherited at fork: its parent's
+     * capture judges it) only when asked. */
+    unsigned fk = TRK_LEAK_FAIL_DEFAULT;
+    if (l->fail_kinds_set) /* 'unclassified' is both kinds of it */
+        fk = l->fail_kinds | (l->fail_kinds & 1u ? 1u << TRK_LEAK_UNSCANNED : 0);
     uint64_t bytes = 0, count = 0;
-    for (unsigned k = 0; k <= TRK_LEAK_CLASS_MAX; k++) {
+    for (unsigned k = 0; k <= TRK_LEAK_UNSCANNED; k++) {
         if (!(fk & (1u << k)))
             continue;
-        bytes += l->tot.cls_bytes[k];
-        count += l->tot.cls_count[k];
+        bytes += l->tot.gate_bytes[k];
+        count += l->tot.gate_count[k];
     }
     if (rc == TRK_EXIT_OK && l->fail_on_leak &&
         (bytes > l->limit || (l->limit == 0 && count > 0))) {

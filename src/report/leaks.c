@@ -20,6 +20,7 @@ struct group {
     uint32_t space;
     uint32_t kind;      /* GPU kind in GPU spaces, else 0 */
     uint8_t cls;        /* TRK_LEAK_* of a classified heap leak; 0: not classified */
+    uint8_t origin;     /* ORIGIN_*: what --fail-on-leak makes of it */
     bool cut;           /* the captured stack hit the depth cap */
     int32_t suppressed; /* index of the suppression that hides it, or -1 */
 };
@@ -32,8 +33,13 @@ struct groups {
     size_t n, cap;
 };
 
+/* Where a group's blocks come from, for the gate: a capture listed by
+ * class, one without a leak scan, or one listed at a Python script's end
+ * whose gate is its classes at exit (counted apart). */
+enum { ORIGIN_CLASSES, ORIGIN_UNSCANNED, ORIGIN_LISTED };
+
 static struct group *group_add(struct groups *g, uint32_t stack, uint32_t space, uint32_t kind,
-                               uint8_t cls)
+                               uint8_t cls, uint8_t origin)
 {
     if (g->n == g->cap) {
         size_t nc = g->cap ? g->cap * 2 : 256;
@@ -49,6 +55,7 @@ static struct group *group_add(struct groups *g, uint32_t stack, uint32_t space,
     x->space = space;
     x->kind = kind;
     x->cls = cls;
+    x->origin = origin;
     x->suppressed = -1;
     return x;
 }
@@ -62,6 +69,8 @@ static int cmp_keys(const void *pa, const void *pb)
         return x->space < y->space ? -1 : 1;
     if (x->cls != y->cls)
         return x->cls < y->cls ? -1 : 1;
+    if (x->origin != y->origin)
+        return x->origin < y->origin ? -1 : 1;
     return x->kind < y->kind ? -1 : x->kind > y->kind;
 }
 
@@ -197,6 +206,14 @@ static void print_text(FILE *out, const struct trk_report_set *s, const struct t
     if (sup && sup->n)
         print_total(out, "suppressed:", tot->suppressed_bytes, tot->suppressed_count,
                     tot->suppressed_stacks);
+    if (tot->exit_classes_apart && !tot->classified) {
+        char c[32], d[32];
+        fprintf(out,
+                "    at the process's exit: %s bytes definitely, %s indirectly lost "
+                "(--at-exit lists them; --fail-on-leak judges these)\n",
+                trk_rfmt_grouped(tot->gate_bytes[TRK_LEAK_DEFINITE], c, sizeof(c)),
+                trk_rfmt_grouped(tot->gate_bytes[TRK_LEAK_INDIRECT], d, sizeof(d)));
+    }
     if (!o->gpu)
         trk_rprint_pymalloc_hint(out, s);
     bool used = false;
@@ -301,10 +318,10 @@ static bool use_classes(const struct trk_report_capture *c, const struct trk_lea
 
 /* The groups of one site: one per class of a classified heap site. */
 static int add_site(struct groups *g, const struct trk_site *site, uint32_t sid, bool classes,
-                    bool *cut)
+                    uint8_t origin, bool *cut)
 {
     if (!classes || site->space != TRK_SPACE_HEAP) {
-        struct group *x = group_add(g, sid, site->space, site->kind, 0);
+        struct group *x = group_add(g, sid, site->space, site->kind, 0, origin);
         if (!x)
             return -1;
         x->bytes += site->s.leak_bytes;
@@ -315,7 +332,7 @@ static int add_site(struct groups *g, const struct trk_site *site, uint32_t sid,
     for (unsigned k = 0; k <= TRK_LEAK_CLASS_MAX; k++) {
         if (!site->s.cls_count[k])
             continue;
-        struct group *x = group_add(g, sid, site->space, site->kind, (uint8_t)k);
+        struct group *x = group_add(g, sid, site->space, site->kind, (uint8_t)k, origin);
         if (!x)
             return -1;
         x->bytes += site->s.cls_bytes[k];
@@ -363,7 +380,16 @@ int trk_report_leaks_sel(const struct trk_report_set *s, const struct trk_report
         if (!ips)
             goto oom;
         bool classes = use_classes(c, sel);
+        const struct trk_stats *ct = &c->prof.totals;
+        uint8_t origin = classes                ? ORIGIN_CLASSES
+                         : ct->leaks_classified ? ORIGIN_LISTED
+                                                : ORIGIN_UNSCANNED;
         tot->classified |= classes;
+        tot->exit_classes_apart |= origin == ORIGIN_LISTED;
+        for (unsigned k = 0; origin == ORIGIN_LISTED && k <= TRK_LEAK_CLASS_MAX; k++) {
+            tot->gate_bytes[k] += ct->leak_class_bytes[k];
+            tot->gate_count[k] += ct->leak_class_count[k];
+        }
         for (size_t si = 0; si < c->prof.nsites; si++) {
             const struct trk_site *site = &c->prof.sites[si];
             bool by_class = classes && site->space == TRK_SPACE_HEAP, none = true;
@@ -375,7 +401,7 @@ int trk_report_leaks_sel(const struct trk_report_set *s, const struct trk_report
             if (sid == TRK_NO_ID)
                 goto oom;
             bool cut = max && site->stack && stack_cut(c, site->stack, ips, max + 1);
-            if (add_site(&g, site, sid, classes, &cut))
+            if (add_site(&g, site, sid, classes, origin, &cut))
                 goto oom;
         }
     }
@@ -401,6 +427,11 @@ int trk_report_leaks_sel(const struct trk_report_set *s, const struct trk_report
             tot->suppressed_count += x->count;
             tot->suppressed_stacks++;
             continue;
+        }
+        unsigned gi = x->origin == ORIGIN_UNSCANNED ? TRK_LEAK_UNSCANNED : x->cls;
+        if (x->origin != ORIGIN_LISTED) {
+            tot->gate_bytes[gi] += x->bytes;
+            tot->gate_count[gi] += x->count;
         }
         tot->cls_bytes[x->cls] += x->bytes;
         tot->cls_count[x->cls] += x->count;

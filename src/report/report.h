@@ -130,6 +130,8 @@ int trk_report_tree(const struct trk_report_set *s, const struct trk_report_opts
 
 struct trk_suppressions;
 
+#define TRK_LEAK_UNSCANNED (TRK_LEAK_CLASS_MAX + 1)
+
 struct trk_leak_totals {
     uint64_t leaked_bytes, leaked_count, stacks; /* the classes listed (all, unclassified) */
     uint64_t suppressed_bytes, suppressed_count, suppressed_stacks;
@@ -138,12 +140,22 @@ struct trk_leak_totals {
     bool classified;
     uint64_t cls_bytes[TRK_LEAK_CLASS_MAX + 1], cls_count[TRK_LEAK_CLASS_MAX + 1];
     uint64_t cls_stacks[TRK_LEAK_CLASS_MAX + 1];
+    /* What --fail-on-leak judges, by class at the process's exit (a Python
+     * capture listed at its script's end included), suppressions applied
+     * to what is listed; index TRK_LEAK_UNSCANNED: blocks of captures
+     * without a leak scan. */
+    uint64_t gate_bytes[TRK_LEAK_UNSCANNED + 1], gate_count[TRK_LEAK_UNSCANNED + 1];
+    bool exit_classes_apart; /* a capture listed at its script's end has exit classes */
 };
 
 /* Which leak classes a leaks report lists: bit (1 << TRK_LEAK_*), bit 0
  * for blocks not classified (always listed by default). */
 #define TRK_LEAK_SHOW_DEFAULT (1u << 0 | 1u << TRK_LEAK_DEFINITE | 1u << TRK_LEAK_INDIRECT)
 #define TRK_LEAK_SHOW_ALL     0x1Fu
+/* --fail-on-leak's default: definitely and indirectly lost, and every
+ * block of a capture without a leak scan (what it always counted). */
+#define TRK_LEAK_FAIL_DEFAULT                                                                      \
+    (1u << TRK_LEAK_DEFINITE | 1u << TRK_LEAK_INDIRECT | 1u << TRK_LEAK_UNSCANNED)
 struct trk_leak_select {
     unsigned show;
     /* A Python capture's leaks are what was live at the script's end
