@@ -118,14 +118,20 @@ void trk_lmark_finish(struct trk_lset *s)
             clique(s, (uint32_t)i);
     }
     /* A leader that became indirect later hands its members to its own
-     * leader: follow the chain to the definite block. */
+     * leader: follow the chain to the definite block, compressing the path
+     * as union-find does (a lost list makes each block the leader of the
+     * one before it: without it, n^2 steps). */
     for (size_t i = 0; i < s->n; i++) {
-        struct trk_lblock *b = &s->v[i];
-        if (b->state != TRK_LB_INDIRECT)
+        if (s->v[i].state != TRK_LB_INDIRECT)
             continue;
-        uint32_t l = b->leader;
-        for (size_t hop = 0; hop < s->n && s->v[l].state == TRK_LB_INDIRECT; hop++)
-            l = s->v[l].leader;
-        b->leader = l;
+        uint32_t root = s->v[i].leader;
+        for (size_t hop = 0; hop < s->n && s->v[root].state == TRK_LB_INDIRECT; hop++)
+            root = s->v[root].leader;
+        for (uint32_t k = (uint32_t)i;
+             s->v[k].state == TRK_LB_INDIRECT && s->v[k].leader != root;) {
+            uint32_t next = s->v[k].leader;
+            s->v[k].leader = root;
+            k = next;
+        }
     }
 }
