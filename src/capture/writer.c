@@ -460,7 +460,11 @@ static void leak_scan_at_exit(int reason, const void *stack_top)
 
 void trk_writer_finish(int reason, int stop)
 {
-    const void *stack_top = __builtin_frame_address(0);
+    /* The exiting thread's stack is scanned from here up: the program's
+     * frames and, just below our frame pointer, the callee-saved registers
+     * our prologue pushed (the program's values: its registers are not
+     * otherwise scanned for this thread). */
+    const void *stack_top = (const char *)__builtin_frame_address(0) - 6 * sizeof(void *);
     int was = trk_guard_enter_internal();
     pthread_mutex_lock(&flush_lock);
     if (atomic_load(&finished) || atomic_load(&ended)) {

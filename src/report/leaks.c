@@ -157,6 +157,31 @@ static struct omitted count_omitted(struct group *const *v, size_t n, size_t sho
     return m;
 }
 
+/* What a leak scan could not do, once per capture that says so. */
+static void leak_scan_notes(FILE *out, const struct trk_report_set *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        const struct trk_stats *t = &s->v[i].prof.totals;
+        if (!t->leaks_classified)
+            continue;
+        if (t->leak_scan_flags & TRK_LEAKF_INCOMPLETE)
+            fprintf(out,
+                    "note: pid %u: the leak scan at exit could not run (the capture could "
+                    "not be read back): blocks are not classified\n",
+                    t->pid);
+        if (t->leak_scan_flags & TRK_LEAKF_UNSTOPPED)
+            fprintf(out,
+                    "note: pid %u: a thread did not stop for the leak scan: its whole stack "
+                    "counted as roots, its registers did not\n",
+                    t->pid);
+        if (t->leak_scan_flags & TRK_LEAKF_FOREIGN)
+            fprintf(out,
+                    "note: pid %u: blocks not from glibc's malloc: the mappings holding "
+                    "them were not scanned as roots\n",
+                    t->pid);
+    }
+}
+
 static void print_text(FILE *out, const struct trk_report_set *s, const struct trk_report_opts *o,
                        const struct trk_loctab *lt, const struct trk_stacktab *st,
                        struct group *const *shown, size_t nshown, const struct omitted *om,
@@ -167,6 +192,7 @@ static void print_text(FILE *out, const struct trk_report_set *s, const struct t
     trk_rprint_headers(out, s, o);
     trk_rprint_torch_note(out, &s, 1);
     trk_rprint_leaks_note(out, &s, 1);
+    leak_scan_notes(out, s);
     for (size_t i = 0; i < nshown; i++) {
         const struct group *g = shown[i];
         bool mapped = g->space == TRK_SPACE_MMAP;
