@@ -341,6 +341,8 @@ int trk_rec_decode(const uint8_t **pp, const uint8_t *end, struct trk_rec_state 
             return -1;
         GETZ(z);
         r->leader = z ? r->addr + (uint64_t)z : 0;
+        if (z && !r->leader)
+            return -1; /* no block at address 0: 0 means "no leader" only as z = 0 */
         break;
     case TRK_REC_MREMAP:
         if (get_head(&p, end, &s, r) || get_addr(&p, end, &s, &r->addr))
