@@ -88,6 +88,10 @@ def test_exact_classes(env):
     eq_all([((s["definite"]["bytes"], s["definite"]["count"]), DEFINITE, "definitely lost"),
             ((s["indirect"]["bytes"], s["indirect"]["count"]), INDIRECT, "indirectly lost"),
             (s["unclassified"]["count"], 0, "blocks not classified")])
+    lc = env.stats(out)["leak_classes"]
+    eq_all([((lc["definite"]["bytes"], lc["definite"]["count"]), DEFINITE, "stats: definite"),
+            ((lc["indirect"]["bytes"], lc["indirect"]["count"]), INDIRECT, "stats: indirect"),
+            (lc["scan_flags"], 0, "stats: the scan stopped every thread")])
 
 
 def test_default_listing_and_gate(env):
