@@ -157,13 +157,21 @@ static struct omitted count_omitted(struct group *const *v, size_t n, size_t sho
     return m;
 }
 
-/* What a leak scan could not do, once per capture that says so. */
+/* What a leak scan could not do, once per capture that says so; and that
+ * a capture without one lists every block live at its end. */
 static void leak_scan_notes(FILE *out, const struct trk_report_set *s)
 {
     for (size_t i = 0; i < s->n; i++) {
         const struct trk_stats *t = &s->v[i].prof.totals;
-        if (!t->leaks_classified)
+        if (!t->leaks_classified) {
+            if (!t->leaks_at_script_end && t->leaked_allocations)
+                fprintf(out,
+                        "note: pid %u: leaks not classified (no leak scan in the capture: "
+                        "an older tracker, or TRACKER_LEAK_SCAN=0): every block live at "
+                        "the end is listed\n",
+                        t->pid);
             continue;
+        }
         if (t->leak_scan_flags & TRK_LEAKF_INCOMPLETE)
             fprintf(out,
                     "note: pid %u: the leak scan at exit could not run (the capture could "

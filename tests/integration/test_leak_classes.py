@@ -171,7 +171,8 @@ def test_scan_off_keeps_old_behaviour(env):
     check(all("class" not in e and "leak_summary" not in e for e in every),
           "no classes without the scan: %r" % every[:3])
     text = tracker(env, ["leaks", "--no-progress", out]).stdout.decode()
-    check("    leaked:" in text, "old summary without the scan:\n" + text)
+    check("    leaked:" in text and "leaks not classified (no leak scan" in text,
+          "old summary without the scan, said so:\n" + text)
     eq(sum(e["bytes"] for e in every if e.get("stack") and e["stack"][0]["function"] in EXPECT),
        sum(v[1] for v in EXPECT.values()), "every scenario block listed")
 
