@@ -66,8 +66,9 @@ static void on_stop(int sig, siginfo_t *si, void *ucv)
         fill_regs(t, ucv);
         t->tp = (uint64_t)pthread_self();
         atomic_store(&t->stopped, 1);
-        /* Bounded: never keep a thread of the program forever. */
-        for (int k = 0; k < 100 && !atomic_load(&release_word); k++) {
+        /* Bounded: never keep a thread of the program forever (a minute
+         * covers the scan of a heap of many GiB). */
+        for (int k = 0; k < 600 && !atomic_load(&release_word); k++) {
             struct timespec ts = {0, 100000000};
             syscall(SYS_futex, &release_word, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
         }
