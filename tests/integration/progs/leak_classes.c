@@ -15,8 +15,12 @@
  *   possibly lost: a block only pointed to inside.
  *
  * Mode "fork": the child leaks one block (definitely lost) and exits.
+ * Mode "dyntls LIB": a dlopened library's thread-local (dynamic TLS) holds
+ * the only pointer to a block (still reachable), on main and on a blocked
+ * thread.
  * No stdio: its buffer would be one more block.
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -61,6 +65,43 @@ static NOINL void *i_child(void) { return malloc(3002); }
 static NOINL void *i_grandchild(void) { return malloc(3003); }
 static NOINL void *p_interior(void) { return malloc(4001); }
 static NOINL void *d_fork_child(void) { return malloc(2006); }
+static NOINL void *r_dyntls_main(void) { return malloc(1012); }
+static NOINL void *r_dyntls_thread(void) { return malloc(1013); }
+
+static void scrub(void)
+{
+    volatile char big[16384];
+    memset((void *)big, 0, sizeof(big));
+}
+
+static void (*dyn_set)(void *);
+
+static void *dyntls_thread(void *arg)
+{
+    (void)arg;
+    dyn_set(r_dyntls_thread());
+    blk_ready = 1;
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static int dyntls(const char *lib)
+{
+    void *h = dlopen(lib, RTLD_NOW);
+    if (!h)
+        return 2;
+    *(void **)&dyn_set = dlsym(h, "leak_dyntls_set");
+    if (!dyn_set)
+        return 2;
+    dyn_set(r_dyntls_main());
+    pthread_t t;
+    pthread_create(&t, NULL, dyntls_thread, NULL);
+    while (!blk_ready)
+        usleep(1000);
+    scrub();
+    exit(0);
+}
 
 static __thread void *tls_thread;
 
@@ -111,12 +152,6 @@ static void *dying_thread(void *arg)
     return NULL;
 }
 
-static void scrub(void)
-{
-    volatile char big[16384];
-    memset((void *)big, 0, sizeof(big));
-}
-
 NOINL static void make_lost(void)
 {
     void **self = d_self();
@@ -148,6 +183,8 @@ NOINL static void make_reachable(void)
 
 int main(int argc, char **argv)
 {
+    if (argc > 2 && strcmp(argv[1], "dyntls") == 0)
+        return dyntls(argv[2]);
     if (argc > 1 && strcmp(argv[1], "fork") == 0) {
         pid_t pid = fork();
         if (pid == 0) {
