@@ -293,9 +293,10 @@ static void json_summary(struct trk_rjson *j, const struct trk_leak_totals *tot)
     trk_rjson_end_object(j);
 }
 
-static void print_json(FILE *out, const struct trk_report_set *s, const struct trk_loctab *lt,
-                       const struct trk_stacktab *st, struct group *const *shown, size_t nshown,
-                       const struct omitted *om, const struct trk_leak_totals *tot)
+static void print_json(FILE *out, const struct trk_report_set *s, const struct trk_report_opts *o,
+                       const struct trk_loctab *lt, const struct trk_stacktab *st,
+                       struct group *const *shown, size_t nshown, const struct omitted *om,
+                       const struct trk_leak_totals *tot)
 {
     bool script_end = at_script_end(s);
     struct trk_rjson j;
@@ -335,19 +336,20 @@ static void print_json(FILE *out, const struct trk_report_set *s, const struct t
         trk_rjson_end_array(&j);
         trk_rjson_end_object(&j);
     }
-    if (tot->classified)
-        json_summary(&j, tot);
+    if (tot->classified && trk_report_space_on(o, TRK_SPACE_HEAP))
+        json_summary(&j, tot); /* heap classes: not in a --gpu report */
     trk_rjson_end_array(&j);
     trk_rjson_finish(&j);
 }
 
 /* Whether capture c's leaks are the classified ones: it has a leak scan,
- * and its leaks are taken at exit (a Python script's are at its end unless
- * sel asks for the exit). */
+ * and it is not a Python process (whose leaks are what was live at its
+ * script's end, or at the end of a worker or an embedding program: what
+ * its objects hold is live, not lost) unless sel asks for the exit. */
 static bool use_classes(const struct trk_report_capture *c, const struct trk_leak_select *sel)
 {
     const struct trk_stats *t = &c->prof.totals;
-    return t->leaks_classified && (!t->leaks_at_script_end || sel->at_exit);
+    return t->leaks_classified && ((!t->leaks_at_script_end && !t->python) || sel->at_exit);
 }
 
 /* The groups of one site: one per class of a classified heap site. */
@@ -418,7 +420,7 @@ int trk_report_leaks_sel(const struct trk_report_set *s, const struct trk_report
         uint8_t origin = classes                ? ORIGIN_CLASSES
                          : ct->leaks_classified ? ORIGIN_LISTED
                                                 : ORIGIN_UNSCANNED;
-        tot->classified |= classes;
+        tot->classified |= classes && trk_report_space_on(o, TRK_SPACE_HEAP);
         tot->exit_classes_apart |= origin == ORIGIN_LISTED;
         for (unsigned k = 0; origin == ORIGIN_LISTED && k <= TRK_LEAK_CLASS_MAX; k++) {
             tot->gate_bytes[k] += ct->leak_class_bytes[k];
@@ -483,7 +485,7 @@ int trk_report_leaks_sel(const struct trk_report_set *s, const struct trk_report
     size_t nlist = limit && limit < nshown ? limit : nshown;
     struct omitted om = count_omitted(shown, nshown, nlist);
     if (o->json)
-        print_json(out, s, &lt, &st, shown, nlist, &om, tot);
+        print_json(out, s, o, &lt, &st, shown, nlist, &om, tot);
     else
         print_text(out, s, o, &lt, &st, shown, nlist, &om, sup, tot, show);
     rc = 0;
