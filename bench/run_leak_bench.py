@@ -106,6 +106,7 @@ def main():
     ap.add_argument("--skip-callgrind", action="store_true")
     ap.add_argument("--out")
     a = ap.parse_args()
+    a.build = os.path.abspath(a.build)
     tracker = os.path.join(a.build, "tracker")
     preload = os.path.join(a.build, "libtracker.so")
     lines = ["# Leak scan at exit: cost", ""]

@@ -49,7 +49,7 @@ static inline size_t slot_of(uint64_t a, size_t mask)
 
 static int table_grow(struct table *t)
 {
-    size_t nc = t->cap ? t->cap * 2 : (1u << 16);
+    size_t nc = t->cap ? t->cap * 2 : (1u << 12);
     struct ent *nv = trk_lmem(nc * sizeof(*nv));
     if (!nv)
         return -1;
@@ -254,9 +254,44 @@ static int read_chunks(int fd, struct table *t, struct streams *ss, struct bufs 
     return 0;
 }
 
+static void sift(struct trk_lblock *v, size_t i, size_t n)
+{
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            return;
+        if (c + 1 < n && v[c + 1].addr > v[c].addr)
+            c++;
+        if (v[i].addr >= v[c].addr)
+            return;
+        struct trk_lblock x = v[i];
+        v[i] = v[c];
+        v[c] = x;
+        i = c;
+    }
+}
+
+/* Few blocks (a short program's): heapsort, in place; the radix sort's
+ * tables would cost more than the sort. */
+static void heap_sort(struct trk_lblock *v, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;)
+        sift(v, i, n);
+    for (size_t end = n; end > 1; end--) {
+        struct trk_lblock x = v[0];
+        v[0] = v[end - 1];
+        v[end - 1] = x;
+        sift(v, 0, end - 1);
+    }
+}
+
 /* LSD radix sort by address, 16 bits a pass over the 64. */
 static int sort_blocks(struct trk_lblock *v, size_t n)
 {
+    if (n < (1u << 16)) {
+        heap_sort(v, n);
+        return 0;
+    }
     size_t len = n * sizeof(*v), clen = 65536 * sizeof(size_t);
     struct trk_lblock *tmp = trk_lmem(len);
     size_t *count = trk_lmem(clen);
