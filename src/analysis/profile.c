@@ -501,6 +501,12 @@ static void on_leak(struct trk_prof_ctx *c, const struct trk_event *e)
     struct trk_site_stats *s = &c->sites[b.site].out.s;
     s->cls_count[e->u.leak.cls]++;
     s->cls_bytes[e->u.leak.cls] += b.size;
+    struct trk_live_block l;
+    if (e->u.leak.cls == TRK_LEAK_INDIRECT && trk_live_map_get(&c->live, e->u.leak.leader, &l) &&
+        l.site < c->nsites) {
+        c->sites[l.site].out.s.led_count++;
+        c->sites[l.site].out.s.led_bytes += b.size;
+    }
     c->st->leak_class_count[e->u.leak.cls]++;
     c->st->leak_class_bytes[e->u.leak.cls] += b.size;
 }

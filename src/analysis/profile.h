@@ -134,6 +134,9 @@ struct trk_site_stats {
      * of format.h; 0 unused), from the capture's LEAK records
      * (trk_stats.leaks_classified); all 0 without them. */
     uint64_t cls_count[TRK_LEAK_CLASS_MAX + 1], cls_bytes[TRK_LEAK_CLASS_MAX + 1];
+    /* Indirectly lost blocks whose leader (the definitely lost block that
+     * leaks them) was allocated here: valgrind's "(D direct, I indirect)". */
+    uint64_t led_count, led_bytes;
 };
 
 /* trk_site.flags */

@@ -21,6 +21,7 @@ struct group {
     uint32_t kind;      /* GPU kind in GPU spaces, else 0 */
     uint8_t cls;        /* TRK_LEAK_* of a classified heap leak; 0: not classified */
     uint8_t origin;     /* ORIGIN_*: what --fail-on-leak makes of it */
+    uint64_t led_bytes; /* definitely lost: the indirectly lost bytes its blocks lead */
     bool cut;           /* the captured stack hit the depth cap */
     int32_t suppressed; /* index of the suppression that hides it, or -1 */
 };
@@ -85,6 +86,7 @@ static void group_merge(struct groups *g)
         if (n && cmp_keys(&g->v[n - 1], x) == 0) {
             g->v[n - 1].bytes += x->bytes;
             g->v[n - 1].count += x->count;
+            g->v[n - 1].led_bytes += x->led_bytes;
             g->v[n - 1].cut |= x->cut;
         } else {
             g->v[n++] = *x;
@@ -196,7 +198,7 @@ static void print_text(FILE *out, const struct trk_report_set *s, const struct t
                        const struct trk_suppressions *sup, const struct trk_leak_totals *tot,
                        unsigned show)
 {
-    char a[32], b[32], name[16];
+    char a[32], b[32], c[32], d[32], name[16];
     trk_rprint_headers(out, s, o);
     trk_rprint_torch_note(out, &s, 1);
     trk_rprint_leaks_note(out, &s, 1);
@@ -209,6 +211,13 @@ static void print_text(FILE *out, const struct trk_report_set *s, const struct t
                     trk_rfmt_grouped(g->bytes, a, sizeof(a)),
                     trk_rfmt_grouped(g->count, b, sizeof(b)), g->count == 1 ? "" : "s",
                     trk_rgpu_kind_text(g->kind), trk_rgpu_name(g->space, name, sizeof(name)));
+        else if (tot->classified && !mapped && g->led_bytes) /* valgrind's form */
+            fprintf(out, "\n%s (%s direct, %s indirect) bytes in %s block%s %s, allocated at\n",
+                    trk_rfmt_grouped(g->bytes + g->led_bytes, c, sizeof(c)),
+                    trk_rfmt_grouped(g->bytes, a, sizeof(a)),
+                    trk_rfmt_grouped(g->led_bytes, d, sizeof(d)),
+                    trk_rfmt_grouped(g->count, b, sizeof(b)), g->count == 1 ? "" : "s",
+                    trk_leak_class_phrase(g->cls));
         else if (tot->classified && !mapped)
             fprintf(out, "\n%s bytes in %s block%s %s, allocated at\n",
                     trk_rfmt_grouped(g->bytes, a, sizeof(a)),
@@ -241,7 +250,7 @@ static void print_text(FILE *out, const struct trk_report_set *s, const struct t
         print_total(out, "suppressed:", tot->suppressed_bytes, tot->suppressed_count,
                     tot->suppressed_stacks);
     if (tot->exit_classes_apart && !tot->classified) {
-        char c[32], d[32];
+
         fprintf(out,
                 "    at the process's exit: %s bytes definitely, %s indirectly lost "
                 "(--at-exit lists them; --fail-on-leak judges these)\n",
@@ -313,6 +322,8 @@ static void print_json(FILE *out, const struct trk_report_set *s, const struct t
             trk_rjson_string(&j, "leaks_at", "script_end");
         if (tot->classified && g->space == TRK_SPACE_HEAP)
             trk_rjson_string(&j, "class", trk_leak_class_name(g->cls));
+        if (g->led_bytes) /* indirectly lost bytes this stack's blocks lead */
+            trk_rjson_u64(&j, "indirect_bytes", g->led_bytes);
         if (g->space == TRK_SPACE_MMAP) {
             trk_rjson_string(&j, "space", "mmap");
         } else if (trk_space_is_gpu(g->space)) {
@@ -373,6 +384,8 @@ static int add_site(struct groups *g, const struct trk_site *site, uint32_t sid,
             return -1;
         x->bytes += site->s.cls_bytes[k];
         x->count += site->s.cls_count[k];
+        if (k == TRK_LEAK_DEFINITE)
+            x->led_bytes += site->s.led_bytes;
         x->cut = *cut;
     }
     return 0;
