@@ -99,6 +99,12 @@ enum trk_event_type {
     TRK_EV_PY_IMPORT,     /* this thread starts importing u.py_import.name */
     TRK_EV_PY_IMPORT_END, /* this thread's innermost open import finished */
     TRK_EV_PY_MARK,       /* u.py_mark.what (TRK_PY_MARK_* of format.h) */
+    /* Leak classification at exit (docs/FORMAT.md §4a); after every heap
+     * event of the capture. */
+    TRK_EV_LEAK_SCAN, /* u.leak_scan.*: the scan ran; LEAK events follow */
+    TRK_EV_LEAK,      /* the block live at addr is u.leak.cls (TRK_LEAK_* of format.h);
+                       * u.leak.leader: for an indirectly lost block, the
+                       * definitely lost one it hangs from, else 0 */
 };
 
 /* trk_event.flags */
@@ -176,6 +182,15 @@ struct trk_event {
         struct {
             uint64_t what;
         } py_mark;
+        struct {
+            uint64_t flags;  /* TRK_LEAKF_* of format.h */
+            uint64_t blocks; /* LEAK events that follow */
+            uint64_t roots;  /* bytes scanned as roots */
+        } leak_scan;
+        struct {
+            uint64_t leader;
+            uint8_t cls;
+        } leak;
     } u;
     uint32_t tid;  /* thread of the stream that recorded the event (0 if unknown) */
     uint8_t type;  /* enum trk_event_type */

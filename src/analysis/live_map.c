@@ -169,3 +169,18 @@ bool trk_live_map_remove(struct trk_live_map *m, uint64_t addr, struct trk_live_
     m->count--;
     return true;
 }
+
+bool trk_live_map_get(const struct trk_live_map *m, uint64_t addr, struct trk_live_block *out)
+{
+    if (addr == 0 || !m->slots)
+        return false;
+    for (size_t i = home(m, addr);; i = (i + 1) & m->mask) {
+        const struct trk_live_slot *s = &m->slots[i];
+        if (s->addr == addr) {
+            unpack(s, out);
+            return true;
+        }
+        if (!s->addr)
+            return false;
+    }
+}

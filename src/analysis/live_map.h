@@ -60,6 +60,9 @@ int trk_live_map_put(struct trk_live_map *m, uint64_t addr, const struct trk_liv
  * otherwise. */
 bool trk_live_map_remove(struct trk_live_map *m, uint64_t addr, struct trk_live_block *out);
 
+/* Whether addr is live; sets *out when it is. */
+bool trk_live_map_get(const struct trk_live_map *m, uint64_t addr, struct trk_live_block *out);
+
 /* Fibonacci hashing: the high bits of the product mix in every address bit,
  * so 16-byte aligned heap addresses still spread evenly. */
 static inline size_t trk_live_map_home(const struct trk_live_map *m, uint64_t addr)

@@ -520,6 +520,26 @@ static void on_rss(struct trk_prof_ctx *c, const struct trk_event *e)
     c->rss_file = pt->rss_file = file;
 }
 
+/* A LEAK record: the class of a block live at exit, added to its site. */
+static void on_leak(struct trk_prof_ctx *c, const struct trk_event *e)
+{
+    struct trk_live_block b;
+    if (e->u.leak.cls == 0 || e->u.leak.cls > TRK_LEAK_CLASS_MAX ||
+        !trk_live_map_get(&c->live, e->addr, &b) || b.site >= c->nsites)
+        return;
+    struct trk_site_stats *s = &c->sites[b.site].out.s;
+    s->cls_count[e->u.leak.cls]++;
+    s->cls_bytes[e->u.leak.cls] += b.size;
+    struct trk_live_block l;
+    if (e->u.leak.cls == TRK_LEAK_INDIRECT && trk_live_map_get(&c->live, e->u.leak.leader, &l) &&
+        l.site < c->nsites) {
+        c->sites[l.site].out.s.led_count++;
+        c->sites[l.site].out.s.led_bytes += b.size;
+    }
+    c->st->leak_class_count[e->u.leak.cls]++;
+    c->st->leak_class_bytes[e->u.leak.cls] += b.size;
+}
+
 static void on_event(struct trk_prof_ctx *c, const struct trk_event *e)
 {
     if (e->ts > c->last_ts)
@@ -570,6 +590,13 @@ static void on_event(struct trk_prof_ctx *c, const struct trk_event *e)
     case TRK_EV_PY_IMPORT_END:
     case TRK_EV_PY_MARK:
         trk_prof_py_event(c, e);
+        break;
+    case TRK_EV_LEAK_SCAN:
+        c->st->leaks_classified = true;
+        c->st->leak_scan_flags = e->u.leak_scan.flags;
+        break;
+    case TRK_EV_LEAK:
+        on_leak(c, e);
         break;
     default:
         break;
@@ -640,6 +667,15 @@ static void finish_totals(struct trk_prof_ctx *c, struct trk_reader *r)
      * (profile_python.c took them then); otherwise what is live now. */
     st->exit_leaked_bytes = c->live_bytes;
     st->exit_leaked_allocations = trk_prof_sub_sat(trk_live_map_count(&c->live), c->hidden_blocks);
+    if (st->leaks_classified) {
+        uint64_t nb = 0, nc = 0;
+        for (int k = 1; k <= TRK_LEAK_CLASS_MAX; k++) {
+            nb += st->leak_class_bytes[k];
+            nc += st->leak_class_count[k];
+        }
+        st->leak_class_bytes[0] = trk_prof_sub_sat(st->exit_leaked_bytes, nb);
+        st->leak_class_count[0] = trk_prof_sub_sat(st->exit_leaked_allocations, nc);
+    }
     st->leaked_bytes = py->marked ? py->live_bytes : st->exit_leaked_bytes;
     st->leaked_allocations = py->marked ? py->live_blocks : st->exit_leaked_allocations;
     st->mmap_leaked_bytes = py->marked ? py->anon_bytes : c->anon_bytes;

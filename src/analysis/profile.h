@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format/format.h"
+
 #include "analysis/stats.h"
 #include "tracker/reader.h"
 
@@ -128,6 +130,13 @@ struct trk_site_stats {
                                       * trk_stats.leaks_at_script_end) */
     uint64_t temp_count, temp_bytes;
     uint64_t fail_count, fail_bytes; /* GPU allocations the driver refused */
+    /* Heap blocks live at the process's exit by leak class (index: TRK_LEAK_*
+     * of format.h; 0 unused), from the capture's LEAK records
+     * (trk_stats.leaks_classified); all 0 without them. */
+    uint64_t cls_count[TRK_LEAK_CLASS_MAX + 1], cls_bytes[TRK_LEAK_CLASS_MAX + 1];
+    /* Indirectly lost blocks whose leader (the definitely lost block that
+     * leaks them) was allocated here: valgrind's "(D direct, I indirect)". */
+    uint64_t led_count, led_bytes;
 };
 
 /* trk_site.flags */

@@ -346,6 +346,15 @@ int trk_prof_export(struct trk_prof_ctx *c)
         }
         o->leak_count = c->py.marked ? s->mark_count : s->live_count;
         o->leak_bytes = c->py.marked ? s->mark_bytes : s->live_bytes;
+        if (c->st->leaks_classified && s->out.space == TRK_SPACE_HEAP) {
+            uint64_t nb = 0, nc = 0; /* index 0: live at exit, not classified */
+            for (int k = 1; k <= TRK_LEAK_CLASS_MAX; k++) {
+                nb += o->cls_bytes[k];
+                nc += o->cls_count[k];
+            }
+            o->cls_bytes[0] = trk_prof_sub_sat(s->live_bytes, nb);
+            o->cls_count[0] = trk_prof_sub_sat(s->live_count, nc);
+        }
         if (s->out.space == TRK_SPACE_HEAP && s->out.thread < p->nthreads) {
             struct trk_thread_info *t = &p->threads[s->out.thread];
             t->allocations += o->alloc_count;

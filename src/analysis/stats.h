@@ -119,6 +119,13 @@ struct trk_stats {
      * above stay exact (every event is recorded); per-site and per-thread
      * figures and the temporary ones are estimates (analysis/sample_weight.h). */
     uint64_t sample_bytes;
+    /* The tracker classified the heap live at exit (LEAK_SCAN record,
+     * docs/FORMAT.md §4a): leak_scan_flags are its TRK_LEAKF_*, and the
+     * heap blocks live at exit add up by class (index TRK_LEAK_*; index 0:
+     * live at exit but not classified, e.g. inherited at fork). */
+    bool leaks_classified;
+    uint64_t leak_scan_flags;
+    uint64_t leak_class_bytes[TRK_LEAK_CLASS_MAX + 1], leak_class_count[TRK_LEAK_CLASS_MAX + 1];
     struct trk_driver_host_stats gpu_driver_host;
     /* Devices with a GPU event, by ordinal (unknown last); owned, NULL when
      * none (see trk_stats_free). */

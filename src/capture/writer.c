@@ -41,11 +41,13 @@
 #include "capture/events.h"
 #include "capture/fds.h"
 #include "capture/layers.h"
+#include "capture/leakscan.h"
 #include "capture/modules.h"
 #include "capture/output.h"
 #include "capture/own_mem.h"
 #include "prim/sys.h"
 #include "common/crc32c.h"
+#include "common/env_options.h"
 
 enum { WS_NONE, WS_RUNNING, WS_FAILED };
 
@@ -65,6 +67,7 @@ static int lz_cap;
 static uint64_t last_wm;
 static uint64_t chunks_written;
 static _Atomic int fail_reported;
+static int leak_scan; /* TRACKER_LEAK_SCAN, read at start */
 
 /* glibc's count of live threads (GLIBC_PRIVATE, an unsigned int since
  * NPTL began). start_thread and main's pthread_exit decrement it, and the
@@ -394,6 +397,7 @@ int trk_writer_start(void)
             return ENOMEM;
     }
     nthreads_resolve();
+    leak_scan = (int)trk_env_long(TRK_ENV_LEAK_SCAN);
     /* Opened here, on the program's thread (constructor, fork child), not
      * by the sampler: a background open or close races with a program that
      * closes a number twice (bash), and would take the number the program
@@ -436,8 +440,32 @@ static void wait_in_flight(void)
     }
 }
 
+/* pre: flush_lock held. What the leak scan has written so far, out. */
+static void drain_locked(void)
+{
+    flush_cycle(0);
+}
+
+/* At the process's end (not at an exec: the image goes on), classify the
+ * heap blocks still live (leakscan.h). Everything recorded is flushed
+ * first: the scan reads the live set back from the file. */
+static void leak_scan_at_exit(int reason, const void *stack_top)
+{
+    if (!leak_scan || (reason != TRK_END_EXIT && reason != TRK_END_UEXIT) ||
+        atomic_load(&writer_state) != WS_RUNNING)
+        return;
+    flush_cycle(0);
+    struct trk_thread *t = trk_tl_thread ? trk_tl_thread : trk_thread_attach();
+    trk_leakscan_run(t, trk_output_fd(), stack_top, drain_locked);
+}
+
 void trk_writer_finish(int reason, int stop)
 {
+    /* The exiting thread's stack is scanned from here up: the program's
+     * frames and, just below our frame pointer, the callee-saved registers
+     * our prologue pushed (the program's values: its registers are not
+     * otherwise scanned for this thread). */
+    const void *stack_top = (const char *)__builtin_frame_address(0) - 6 * sizeof(void *);
     int was = trk_guard_enter_internal();
     pthread_mutex_lock(&flush_lock);
     if (atomic_load(&finished) || atomic_load(&ended)) {
@@ -449,6 +477,8 @@ void trk_writer_finish(int reason, int stop)
     if (stop) {
         atomic_store(&trk_active, 0);
         wait_in_flight();
+        if (!failed)
+            leak_scan_at_exit(reason, stack_top);
     }
     flush_cycle(stop);
     /* After an internal failure the capture ends without a trailer, so that

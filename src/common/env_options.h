@@ -63,6 +63,8 @@ enum trk_env_kind {
       "Poisson sampling: mean bytes between sample points (0 = off: whole stacks)")                \
     X(SAMPLE_SEED, UINT, 0, 0, 2147483647, TRK_ENV_PROPAGATE,                                      \
       "seed of the sampling draws (0 = a new one per process)")                                    \
+    X(LEAK_SCAN, BOOL, 1, 0, 1, TRK_ENV_PROPAGATE,                                                 \
+      "0: no leak classification (reachability scan) at exit")                                     \
     X(QUIET, BOOL, 0, 0, 1, TRK_ENV_PROPAGATE, "1: no notices")                                    \
     X(DISABLE, BOOL, 0, 0, 1, 0,                                                                   \
       "1: load but record nothing (and start exec'd children as they ask)")                        \

@@ -162,9 +162,12 @@ enum trk_rec_tag {
     TRK_REC_PY_IMPORT_END = 0x15, /* seqd tsd: this thread's innermost open import finished */
     TRK_REC_PY_MARK = 0x16,       /* seqd tsd what:v (TRK_PY_MARK_*) */
     TRK_REC_PY_INFO = 0x17,       /* seqd tsd version:v flags:v (TRK_PYF_*) */
-    TRK_REC_ALLOC_BASE = 0x20,    /* | kind: seqd tsd addr:z size:v stack:v */
-    TRK_REC_FREE_BASE = 0x40,     /* | kind: seqd tsd addr:z */
-    TRK_REC_REALLOC_BASE = 0x60,  /* | kind: seqd tsd old:z seq2d:v new:z(vs old) size:v stack:v */
+    /* Leak classification at exit (docs/FORMAT.md §4a); since version 4. */
+    TRK_REC_LEAK_SCAN = 0x1E,    /* seqd tsd flags:v (TRK_LEAKF_*) blocks:v roots:v */
+    TRK_REC_LEAK = 0x1F,         /* seqd tsd addr:z class:u8 (TRK_LEAK_*) leader:z (vs addr) */
+    TRK_REC_ALLOC_BASE = 0x20,   /* | kind: seqd tsd addr:z size:v stack:v */
+    TRK_REC_FREE_BASE = 0x40,    /* | kind: seqd tsd addr:z */
+    TRK_REC_REALLOC_BASE = 0x60, /* | kind: seqd tsd old:z seq2d:v new:z(vs old) size:v stack:v */
     TRK_REC_KIND_MASK = 0x1F,
     TRK_REC_CLASS_MASK = 0xE0,
 };
@@ -312,6 +315,18 @@ enum trk_gpu_kind {
 #define TRK_PYF_NATIVE     1u /* stacks are hybrid: native frames around the Python ones */
 #define TRK_PYF_ALLOCATORS 2u /* pymalloc's allocations are recorded (--python-allocators) */
 #define TRK_PYF_PYMALLOC   4u /* pymalloc is Python's object allocator (not PYTHONMALLOC=malloc) */
+
+/* LEAK class byte: valgrind memcheck's four kinds (docs/FORMAT.md §4a). */
+#define TRK_LEAK_DEFINITE  1 /* no pointer to it from a root or a reachable block */
+#define TRK_LEAK_INDIRECT  2 /* pointed to only by lost blocks; leader: the definite one */
+#define TRK_LEAK_POSSIBLE  3 /* reached only through interior pointers */
+#define TRK_LEAK_REACHABLE 4 /* a pointer to its start from a root or a reachable block */
+#define TRK_LEAK_CLASS_MAX 4
+
+/* LEAK_SCAN flags. */
+#define TRK_LEAKF_UNSTOPPED  1u /* a thread did not stop: its whole stack was scanned */
+#define TRK_LEAKF_INCOMPLETE 2u /* no classification (LEAK records absent or partial) */
+#define TRK_LEAKF_FOREIGN    4u /* blocks not from glibc malloc: whole mappings excluded */
 
 /* THREAD record flags. */
 #define TRK_THREAD_INTERNAL 1u /* the tracker's own sampling thread, not the program's */

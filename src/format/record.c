@@ -326,6 +326,24 @@ int trk_rec_decode(const uint8_t **pp, const uint8_t *end, struct trk_rec_state 
         GETV(r->version);
         GETV(r->flags);
         break;
+    case TRK_REC_LEAK_SCAN:
+        if (get_head(&p, end, &s, r))
+            return -1;
+        GETV(r->flags);
+        GETV(r->count);
+        GETV(r->size);
+        break;
+    case TRK_REC_LEAK:
+        if (get_head(&p, end, &s, r) || get_addr(&p, end, &s, &r->addr) || p >= end)
+            return -1;
+        r->leak_class = *p++;
+        if (r->leak_class == 0 || r->leak_class > TRK_LEAK_CLASS_MAX)
+            return -1;
+        GETZ(z);
+        r->leader = z ? r->addr + (uint64_t)z : 0;
+        if (z && !r->leader)
+            return -1; /* no block at address 0: 0 means "no leader" only as z = 0 */
+        break;
     case TRK_REC_MREMAP:
         if (get_head(&p, end, &s, r) || get_addr(&p, end, &s, &r->addr))
             return -1;

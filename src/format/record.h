@@ -301,6 +301,28 @@ static inline uint8_t *trk_enc_py_info(uint8_t *p, struct trk_rec_state *st, uin
     return trk_put_varint(p, flags);
 }
 
+/* Leak classification at exit (docs/FORMAT.md §4a). */
+static inline uint8_t *trk_enc_leak_scan(uint8_t *p, struct trk_rec_state *st, uint64_t seq,
+                                         uint64_t ts, uint64_t flags, uint64_t blocks,
+                                         uint64_t roots)
+{
+    p = trk_enc_head(p, st, TRK_REC_LEAK_SCAN, seq, ts);
+    p = trk_put_varint(p, flags);
+    p = trk_put_varint(p, blocks);
+    return trk_put_varint(p, roots);
+}
+
+/* leader: the definite block an indirectly lost one hangs from, else 0;
+ * written as a delta from addr (0 = none). */
+static inline uint8_t *trk_enc_leak(uint8_t *p, struct trk_rec_state *st, uint64_t seq, uint64_t ts,
+                                    uint64_t addr, unsigned cls, uint64_t leader)
+{
+    p = trk_enc_head(p, st, TRK_REC_LEAK, seq, ts);
+    p = trk_enc_addr(p, st, addr);
+    *p++ = (uint8_t)cls;
+    return trk_put_svarint(p, leader ? (int64_t)(leader - addr) : 0);
+}
+
 struct trk_segment {
     uint64_t vaddr;
     uint64_t memsz;
@@ -340,6 +362,8 @@ enum trk_rec_class {
     TRK_RC_PY_IMPORT_END = TRK_REC_PY_IMPORT_END,
     TRK_RC_PY_MARK = TRK_REC_PY_MARK,
     TRK_RC_PY_INFO = TRK_REC_PY_INFO,
+    TRK_RC_LEAK_SCAN = TRK_REC_LEAK_SCAN,
+    TRK_RC_LEAK = TRK_REC_LEAK,
     TRK_RC_ALLOC = TRK_REC_ALLOC_BASE,
     TRK_RC_FREE = TRK_REC_FREE_BASE,
     TRK_RC_REALLOC = TRK_REC_REALLOC_BASE,
@@ -376,9 +400,12 @@ struct trk_rec {
     size_t str_len;
     const uint8_t *str2; /* PY_CODE file */
     size_t str2_len;
-    uint64_t line;    /* PY_CODE first line */
-    uint64_t what;    /* PY_MARK */
-    uint64_t version; /* PY_INFO (flags holds its flags) */
+    uint64_t line;      /* PY_CODE first line */
+    uint64_t what;      /* PY_MARK */
+    uint64_t version;   /* PY_INFO (flags holds its flags) */
+    uint8_t leak_class; /* LEAK: TRK_LEAK_* */
+    uint64_t leader;    /* LEAK: the leader's address, 0 = none */
+    /* LEAK_SCAN: flags holds its flags, count the blocks, size the root bytes */
     const uint8_t *buildid;
     size_t buildid_len;
     unsigned nseg;

@@ -473,6 +473,18 @@ static void record_to_events(struct trk_reader *r, struct trk_stream *s, const s
         e = new_event(s, rec, TRK_EV_PY_MARK);
         e->u.py_mark.what = rec->what;
         break;
+    case TRK_RC_LEAK_SCAN:
+        e = new_event(s, rec, TRK_EV_LEAK_SCAN);
+        e->u.leak_scan.flags = rec->flags;
+        e->u.leak_scan.blocks = rec->count;
+        e->u.leak_scan.roots = rec->size;
+        break;
+    case TRK_RC_LEAK:
+        e = new_event(s, rec, TRK_EV_LEAK);
+        e->addr = rec->addr;
+        e->u.leak.cls = rec->leak_class;
+        e->u.leak.leader = rec->leader;
+        break;
     case TRK_RC_MODULE:
         define_module(r, rec);
         break;

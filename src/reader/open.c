@@ -347,6 +347,8 @@ const char *trk_event_type_name(unsigned type)
         [TRK_EV_PY_IMPORT] = "py_import",
         [TRK_EV_PY_IMPORT_END] = "py_import_end",
         [TRK_EV_PY_MARK] = "py_mark",
+        [TRK_EV_LEAK_SCAN] = "leak_scan",
+        [TRK_EV_LEAK] = "leak",
     };
     if (type >= sizeof(names) / sizeof(names[0]) || !names[type])
         return "unknown";

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/leak_classes.h"
 #include "report/report_internal.h"
 #include "report/sampling.h"
 
@@ -19,6 +20,9 @@ struct group {
     uint32_t stack; /* trk_stacktab id */
     uint32_t space;
     uint32_t kind;      /* GPU kind in GPU spaces, else 0 */
+    uint8_t cls;        /* TRK_LEAK_* of a classified heap leak; 0: not classified */
+    uint8_t origin;     /* ORIGIN_*: what --fail-on-leak makes of it */
+    uint64_t led_bytes; /* definitely lost: the indirectly lost bytes its blocks lead */
     bool cut;           /* the captured stack hit the depth cap */
     int32_t suppressed; /* index of the suppression that hides it, or -1 */
 };
@@ -31,7 +35,13 @@ struct groups {
     size_t n, cap;
 };
 
-static struct group *group_add(struct groups *g, uint32_t stack, uint32_t space, uint32_t kind)
+/* Where a group's blocks come from, for the gate: a capture listed by
+ * class, one without a leak scan, or one listed at a Python script's end
+ * whose gate is its classes at exit (counted apart). */
+enum { ORIGIN_CLASSES, ORIGIN_UNSCANNED, ORIGIN_LISTED };
+
+static struct group *group_add(struct groups *g, uint32_t stack, uint32_t space, uint32_t kind,
+                               uint8_t cls, uint8_t origin)
 {
     if (g->n == g->cap) {
         size_t nc = g->cap ? g->cap * 2 : 256;
@@ -46,6 +56,8 @@ static struct group *group_add(struct groups *g, uint32_t stack, uint32_t space,
     x->stack = stack;
     x->space = space;
     x->kind = kind;
+    x->cls = cls;
+    x->origin = origin;
     x->suppressed = -1;
     return x;
 }
@@ -57,6 +69,10 @@ static int cmp_keys(const void *pa, const void *pb)
         return x->stack < y->stack ? -1 : 1;
     if (x->space != y->space)
         return x->space < y->space ? -1 : 1;
+    if (x->cls != y->cls)
+        return x->cls < y->cls ? -1 : 1;
+    if (x->origin != y->origin)
+        return x->origin < y->origin ? -1 : 1;
     return x->kind < y->kind ? -1 : x->kind > y->kind;
 }
 
@@ -71,6 +87,7 @@ static void group_merge(struct groups *g)
         if (n && cmp_keys(&g->v[n - 1], x) == 0) {
             g->v[n - 1].bytes += x->bytes;
             g->v[n - 1].count += x->count;
+            g->v[n - 1].led_bytes += x->led_bytes;
             g->v[n - 1].cut |= x->cut;
         } else {
             g->v[n++] = *x;
@@ -144,15 +161,50 @@ static struct omitted count_omitted(struct group *const *v, size_t n, size_t sho
     return m;
 }
 
+/* What a leak scan could not do, once per capture that says so; and that
+ * a capture without one lists every block live at its end. */
+static void leak_scan_notes(FILE *out, const struct trk_report_set *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        const struct trk_stats *t = &s->v[i].prof.totals;
+        if (!t->leaks_classified) {
+            if (!t->leaks_at_script_end && t->leaked_allocations)
+                fprintf(out,
+                        "note: pid %u: leaks not classified (no leak scan in the capture: "
+                        "an older tracker, or TRACKER_LEAK_SCAN=0): every block live at "
+                        "the end is listed\n",
+                        t->pid);
+            continue;
+        }
+        if (t->leak_scan_flags & TRK_LEAKF_INCOMPLETE)
+            fprintf(out,
+                    "note: pid %u: the leak scan at exit could not run (the capture could "
+                    "not be read back): blocks are not classified\n",
+                    t->pid);
+        if (t->leak_scan_flags & TRK_LEAKF_UNSTOPPED)
+            fprintf(out,
+                    "note: pid %u: a thread did not stop for the leak scan: its whole stack "
+                    "counted as roots, its registers did not\n",
+                    t->pid);
+        if (t->leak_scan_flags & TRK_LEAKF_FOREIGN)
+            fprintf(out,
+                    "note: pid %u: blocks not from glibc's malloc: the mappings holding "
+                    "them were not scanned as roots\n",
+                    t->pid);
+    }
+}
+
 static void print_text(FILE *out, const struct trk_report_set *s, const struct trk_report_opts *o,
                        const struct trk_loctab *lt, const struct trk_stacktab *st,
                        struct group *const *shown, size_t nshown, const struct omitted *om,
-                       const struct trk_suppressions *sup, const struct trk_leak_totals *tot)
+                       const struct trk_suppressions *sup, const struct trk_leak_totals *tot,
+                       unsigned show)
 {
-    char a[32], b[32], name[16];
+    char a[32], b[32], c[32], d[32], name[16];
     trk_rprint_headers(out, s, o);
     trk_rprint_torch_note(out, &s, 1);
     trk_rprint_leaks_note(out, &s, 1);
+    leak_scan_notes(out, s);
     for (size_t i = 0; i < nshown; i++) {
         const struct group *g = shown[i];
         bool mapped = g->space == TRK_SPACE_MMAP;
@@ -161,6 +213,18 @@ static void print_text(FILE *out, const struct trk_report_set *s, const struct t
                     trk_rfmt_grouped(g->bytes, a, sizeof(a)),
                     trk_rfmt_grouped(g->count, b, sizeof(b)), g->count == 1 ? "" : "s",
                     trk_rgpu_kind_text(g->kind), trk_rgpu_name(g->space, name, sizeof(name)));
+        else if (tot->classified && !mapped && g->led_bytes) /* valgrind's form */
+            fprintf(out, "\n%s (%s direct, %s indirect) bytes in %s block%s %s, allocated at\n",
+                    trk_rfmt_grouped(g->bytes + g->led_bytes, c, sizeof(c)),
+                    trk_rfmt_grouped(g->bytes, a, sizeof(a)),
+                    trk_rfmt_grouped(g->led_bytes, d, sizeof(d)),
+                    trk_rfmt_grouped(g->count, b, sizeof(b)), g->count == 1 ? "" : "s",
+                    trk_leak_class_phrase(g->cls));
+        else if (tot->classified && !mapped)
+            fprintf(out, "\n%s bytes in %s block%s %s, allocated at\n",
+                    trk_rfmt_grouped(g->bytes, a, sizeof(a)),
+                    trk_rfmt_grouped(g->count, b, sizeof(b)), g->count == 1 ? "" : "s",
+                    trk_leak_class_phrase(g->cls));
         else
             fprintf(out, "\n%s bytes in %s %s%s %s at\n", trk_rfmt_grouped(g->bytes, a, sizeof(a)),
                     trk_rfmt_grouped(g->count, b, sizeof(b)), mapped ? "mapping" : "block",
@@ -180,6 +244,8 @@ static void print_text(FILE *out, const struct trk_report_set *s, const struct t
     fputs("\nLEAK SUMMARY:\n", out);
     if (!tot->leaked_count && !tot->suppressed_count && trk_report_heap_unseen(s))
         fputs("    unknown: the program's own malloc was not seen\n", out);
+    if (tot->classified)
+        trk_leak_print_summary(out, tot, show);
     else if (!tot->leaked_count && !tot->suppressed_count)
         fputs("    no leaks: everything allocated was freed\n", out);
     else
@@ -200,6 +266,13 @@ static void print_text(FILE *out, const struct trk_report_set *s, const struct t
                 "sampling estimates)\n",
                 trk_rfmt_grouped(bytes, a, sizeof(a)), trk_rfmt_grouped(blocks, b, sizeof(b)),
                 blocks == 1 ? "" : "s");
+    }
+    if (tot->exit_classes_apart && !tot->classified) {
+        fprintf(out,
+                "    at the process's exit: %s bytes definitely, %s indirectly lost "
+                "(--at-exit lists them; --fail-on-leak judges these)\n",
+                trk_rfmt_grouped(tot->gate_bytes[TRK_LEAK_DEFINITE], c, sizeof(c)),
+                trk_rfmt_grouped(tot->gate_bytes[TRK_LEAK_INDIRECT], d, sizeof(d)));
     }
     if (!o->gpu)
         trk_rprint_pymalloc_hint(out, s);
@@ -228,9 +301,33 @@ static bool at_script_end(const struct trk_report_set *s)
     return false;
 }
 
-static void print_json(FILE *out, const struct trk_report_set *s, const struct trk_loctab *lt,
-                       const struct trk_stacktab *st, struct group *const *shown, size_t nshown,
-                       const struct omitted *om)
+/* The four totals (and what was not classified), as a last entry of no
+ * bytes, so that the entries' bytes still add up to what was listed. */
+static void json_summary(struct trk_rjson *j, const struct trk_leak_totals *tot, uint64_t sampled)
+{
+    trk_rjson_begin_object(j, NULL);
+    trk_rjson_u64(j, "bytes", 0);
+    trk_rjson_u64(j, "count", 0);
+    if (sampled) /* every entry says it (the document is an array) */
+        trk_rjson_u64(j, "sample_bytes", sampled);
+    trk_rjson_begin_array(j, "stack");
+    trk_rjson_end_array(j);
+    trk_rjson_begin_object(j, "leak_summary");
+    for (unsigned k = 0; k <= TRK_LEAK_CLASS_MAX; k++) {
+        trk_rjson_begin_object(j, trk_leak_class_name(k));
+        trk_rjson_u64(j, "bytes", tot->cls_bytes[k]);
+        trk_rjson_u64(j, "count", tot->cls_count[k]);
+        trk_rjson_u64(j, "stacks", tot->cls_stacks[k]);
+        trk_rjson_end_object(j);
+    }
+    trk_rjson_end_object(j);
+    trk_rjson_end_object(j);
+}
+
+static void print_json(FILE *out, const struct trk_report_set *s, const struct trk_report_opts *o,
+                       const struct trk_loctab *lt, const struct trk_stacktab *st,
+                       struct group *const *shown, size_t nshown, const struct omitted *om,
+                       const struct trk_leak_totals *tot)
 {
     bool script_end = at_script_end(s);
     uint64_t sampled = trk_report_set_sample_bytes(s);
@@ -244,11 +341,15 @@ static void print_json(FILE *out, const struct trk_report_set *s, const struct t
         trk_rjson_u64(&j, "count", g->count);
         /* The document is an array (scripts rely on it): each group says
          * when its leak was taken. */
-        if (script_end)
+        if (script_end && !tot->classified)
             trk_rjson_string(&j, "leaks_at", "script_end");
         /* Likewise whether bytes and count are sampling estimates. */
         if (sampled)
             trk_rjson_u64(&j, "sample_bytes", sampled);
+        if (tot->classified && g->space == TRK_SPACE_HEAP)
+            trk_rjson_string(&j, "class", trk_leak_class_name(g->cls));
+        if (g->led_bytes) /* indirectly lost bytes this stack's blocks lead */
+            trk_rjson_u64(&j, "indirect_bytes", g->led_bytes);
         if (g->space == TRK_SPACE_MMAP) {
             trk_rjson_string(&j, "space", "mmap");
         } else if (trk_space_is_gpu(g->space)) {
@@ -268,18 +369,72 @@ static void print_json(FILE *out, const struct trk_report_set *s, const struct t
         trk_rjson_u64(&j, "bytes", om->bytes);
         trk_rjson_u64(&j, "count", om->count);
         trk_rjson_u64(&j, "omitted", om->stacks);
+        if (sampled)
+            trk_rjson_u64(&j, "sample_bytes", sampled);
         trk_rjson_begin_array(&j, "stack");
         trk_rjson_end_array(&j);
         trk_rjson_end_object(&j);
     }
+    if (tot->classified && trk_report_space_on(o, TRK_SPACE_HEAP))
+        json_summary(&j, tot, sampled); /* heap classes: not in a --gpu report */
     trk_rjson_end_array(&j);
     trk_rjson_finish(&j);
+}
+
+/* Whether capture c's leaks are the classified ones: it has a leak scan,
+ * and it is not a Python process (whose leaks are what was live at its
+ * script's end, or at the end of a worker or an embedding program: what
+ * its objects hold is live, not lost) unless sel asks for the exit. */
+static bool use_classes(const struct trk_report_capture *c, const struct trk_leak_select *sel)
+{
+    const struct trk_stats *t = &c->prof.totals;
+    return t->leaks_classified && ((!t->leaks_at_script_end && !t->python) || sel->at_exit);
+}
+
+/* The groups of one site: one per class of a classified heap site. */
+static int add_site(struct groups *g, const struct trk_site *site, uint32_t sid, bool classes,
+                    uint8_t origin, bool *cut)
+{
+    if (!classes || site->space != TRK_SPACE_HEAP) {
+        struct group *x = group_add(g, sid, site->space, site->kind, 0, origin);
+        if (!x)
+            return -1;
+        x->bytes += site->s.leak_bytes;
+        x->count += site->s.leak_count;
+        x->cut = *cut;
+        return 0;
+    }
+    for (unsigned k = 0; k <= TRK_LEAK_CLASS_MAX; k++) {
+        if (!site->s.cls_count[k])
+            continue;
+        struct group *x = group_add(g, sid, site->space, site->kind, (uint8_t)k, origin);
+        if (!x)
+            return -1;
+        x->bytes += site->s.cls_bytes[k];
+        x->count += site->s.cls_count[k];
+        if (k == TRK_LEAK_DEFINITE)
+            x->led_bytes += site->s.led_bytes;
+        x->cut = *cut;
+    }
+    return 0;
 }
 
 int trk_report_leaks(const struct trk_report_set *s, const struct trk_report_opts *o,
                      struct trk_suppressions *sup, size_t limit, FILE *out,
                      struct trk_leak_totals *tot, char *err, size_t errlen)
 {
+    return trk_report_leaks_sel(s, o, NULL, sup, limit, out, tot, err, errlen);
+}
+
+int trk_report_leaks_sel(const struct trk_report_set *s, const struct trk_report_opts *o,
+                         const struct trk_leak_select *sel, struct trk_suppressions *sup,
+                         size_t limit, FILE *out, struct trk_leak_totals *tot, char *err,
+                         size_t errlen)
+{
+    static const struct trk_leak_select dflt = {.show = TRK_LEAK_SHOW_DEFAULT};
+    if (!sel)
+        sel = &dflt;
+    unsigned show = sel->show;
     struct trk_loctab lt;
     struct trk_stacktab st;
     struct trk_site_walker w = {0};
@@ -301,18 +456,30 @@ int trk_report_leaks(const struct trk_report_set *s, const struct trk_report_opt
         ips = malloc(((size_t)max + 1) * sizeof(*ips));
         if (!ips)
             goto oom;
+        bool classes = use_classes(c, sel);
+        const struct trk_stats *ct = &c->prof.totals;
+        uint8_t origin = classes                ? ORIGIN_CLASSES
+                         : ct->leaks_classified ? ORIGIN_LISTED
+                                                : ORIGIN_UNSCANNED;
+        tot->classified |= classes && trk_report_space_on(o, TRK_SPACE_HEAP);
+        tot->exit_classes_apart |= origin == ORIGIN_LISTED;
+        for (unsigned k = 0; origin == ORIGIN_LISTED && k <= TRK_LEAK_CLASS_MAX; k++) {
+            tot->gate_bytes[k] += ct->leak_class_bytes[k];
+            tot->gate_count[k] += ct->leak_class_count[k];
+        }
         for (size_t si = 0; si < c->prof.nsites; si++) {
             const struct trk_site *site = &c->prof.sites[si];
-            if (!trk_report_space_on(o, site->space) || !site->s.leak_count)
+            bool by_class = classes && site->space == TRK_SPACE_HEAP, none = true;
+            for (unsigned k = 0; k <= TRK_LEAK_CLASS_MAX; k++)
+                none &= !site->s.cls_count[k];
+            if (!trk_report_space_on(o, site->space) || (by_class ? none : !site->s.leak_count))
                 continue;
             uint32_t sid = trk_site_stack(&w, c, o, site->stack, &lt, &st);
-            struct group *x = sid == TRK_NO_ID ? NULL : group_add(&g, sid, site->space, site->kind);
-            if (!x)
+            if (sid == TRK_NO_ID)
                 goto oom;
-            x->bytes += site->s.leak_bytes;
-            x->count += site->s.leak_count;
-            if (max && site->stack && stack_cut(c, site->stack, ips, max + 1))
-                x->cut = true;
+            bool cut = max && site->stack && stack_cut(c, site->stack, ips, max + 1);
+            if (add_site(&g, site, sid, classes, origin, &cut))
+                goto oom;
         }
     }
 
@@ -338,6 +505,16 @@ int trk_report_leaks(const struct trk_report_set *s, const struct trk_report_opt
             tot->suppressed_stacks++;
             continue;
         }
+        unsigned gi = x->origin == ORIGIN_UNSCANNED ? TRK_LEAK_UNSCANNED : x->cls;
+        if (x->origin != ORIGIN_LISTED) {
+            tot->gate_bytes[gi] += x->bytes;
+            tot->gate_count[gi] += x->count;
+        }
+        tot->cls_bytes[x->cls] += x->bytes;
+        tot->cls_count[x->cls] += x->count;
+        tot->cls_stacks[x->cls]++;
+        if (!(show & (1u << x->cls)))
+            continue;
         tot->leaked_bytes += x->bytes;
         tot->leaked_count += x->count;
         tot->stacks++;
@@ -349,9 +526,9 @@ int trk_report_leaks(const struct trk_report_set *s, const struct trk_report_opt
     size_t nlist = limit && limit < nshown ? limit : nshown;
     struct omitted om = count_omitted(shown, nshown, nlist);
     if (o->json)
-        print_json(out, s, &lt, &st, shown, nlist, &om);
+        print_json(out, s, o, &lt, &st, shown, nlist, &om, tot);
     else
-        print_text(out, s, o, &lt, &st, shown, nlist, &om, sup, tot);
+        print_text(out, s, o, &lt, &st, shown, nlist, &om, sup, tot, show);
     rc = 0;
     goto done;
 oom:

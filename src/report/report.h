@@ -140,11 +140,42 @@ bool trk_report_heap_unseen(const struct trk_report_set *s);
  * with a one-line reason in why, when one is truncated, damaged, holds no
  * event or did not see the program's malloc. */
 bool trk_leak_gate_usable(const struct trk_report_set *s, char *why, size_t len);
+#define TRK_LEAK_UNSCANNED (TRK_LEAK_CLASS_MAX + 1)
 
 struct trk_leak_totals {
-    uint64_t leaked_bytes, leaked_count, stacks;
+    uint64_t leaked_bytes, leaked_count, stacks; /* the classes listed (all, unclassified) */
     uint64_t suppressed_bytes, suppressed_count, suppressed_stacks;
+    /* By leak class (index TRK_LEAK_* of format.h; 0: not classified), not
+     * suppressed, listed or not. classified: some capture had a leak scan. */
+    bool classified;
+    uint64_t cls_bytes[TRK_LEAK_CLASS_MAX + 1], cls_count[TRK_LEAK_CLASS_MAX + 1];
+    uint64_t cls_stacks[TRK_LEAK_CLASS_MAX + 1];
+    /* What --fail-on-leak judges, by class at the process's exit (a Python
+     * capture listed at its script's end included), suppressions applied
+     * to what is listed; index TRK_LEAK_UNSCANNED: blocks of captures
+     * without a leak scan. */
+    uint64_t gate_bytes[TRK_LEAK_UNSCANNED + 1], gate_count[TRK_LEAK_UNSCANNED + 1];
+    bool exit_classes_apart; /* a capture listed at its script's end has exit classes */
 };
+
+/* Which leak classes a leaks report lists: bit (1 << TRK_LEAK_*), bit 0
+ * for blocks not classified (always listed by default). */
+#define TRK_LEAK_SHOW_DEFAULT (1u << 0 | 1u << TRK_LEAK_DEFINITE | 1u << TRK_LEAK_INDIRECT)
+#define TRK_LEAK_SHOW_ALL     0x1Fu
+/* --fail-on-leak's default: definitely and indirectly lost, and every
+ * block of a capture without a leak scan (what it always counted). */
+#define TRK_LEAK_FAIL_DEFAULT                                                                      \
+    (1u << TRK_LEAK_DEFINITE | 1u << TRK_LEAK_INDIRECT | 1u << TRK_LEAK_UNSCANNED)
+struct trk_leak_select {
+    unsigned show;
+    /* A Python capture's leaks are what was live at the script's end
+     * (unclassified); at_exit takes the process's exit and its classes. */
+    bool at_exit;
+};
+/* Parses "definite,indirect,possible,reachable,unclassified,all" into bits;
+ * -1 on a bad word. */
+int trk_leak_kinds_parse(const char *list, unsigned *out);
+const char *trk_leak_class_name(unsigned cls);
 /* sup may be NULL; its hit counters are updated. *totals gets the figures
  * --fail-on-leak judges (every group, shown or not). limit: the largest
  * groups shown (0 = all); the rest are counted in one line (JSON: a last
@@ -152,6 +183,11 @@ struct trk_leak_totals {
 int trk_report_leaks(const struct trk_report_set *s, const struct trk_report_opts *o,
                      struct trk_suppressions *sup, size_t limit, FILE *out,
                      struct trk_leak_totals *totals, char *err, size_t errlen);
+/* The same, listing the classes sel selects (NULL: the default). */
+int trk_report_leaks_sel(const struct trk_report_set *s, const struct trk_report_opts *o,
+                         const struct trk_leak_select *sel, struct trk_suppressions *sup,
+                         size_t limit, FILE *out, struct trk_leak_totals *totals, char *err,
+                         size_t errlen);
 
 int trk_report_diff(const struct trk_report_set *before, const struct trk_report_set *after,
                     const struct trk_report_opts *o, size_t rows, FILE *out, char *err,

@@ -439,6 +439,19 @@ static void print_json(FILE *f, const struct trk_stats *s, const struct trk_stat
     trk_rjson_u64(&j, "leaked_allocations", s->leaked_allocations);
     trk_rjson_u64(&j, "exit_leaked_bytes", s->exit_leaked_bytes);
     trk_rjson_u64(&j, "exit_leaked_allocations", s->exit_leaked_allocations);
+    if (s->leaks_classified) { /* docs/FORMAT.md §4a; absent without a leak scan */
+        static const char *const names[TRK_LEAK_CLASS_MAX + 1] = {
+            "unclassified", "definite", "indirect", "possible", "reachable"};
+        trk_rjson_begin_object(&j, "leak_classes");
+        for (unsigned k = 0; k <= TRK_LEAK_CLASS_MAX; k++) {
+            trk_rjson_begin_object(&j, names[k]);
+            trk_rjson_u64(&j, "bytes", s->leak_class_bytes[k]);
+            trk_rjson_u64(&j, "count", s->leak_class_count[k]);
+            trk_rjson_end_object(&j);
+        }
+        trk_rjson_u64(&j, "scan_flags", s->leak_scan_flags);
+        trk_rjson_end_object(&j);
+    }
     trk_rjson_u64(&j, "unmatched_frees", s->unmatched_frees);
     trk_rjson_u64(&j, "inherited_allocations", s->inherited_allocations);
     trk_rjson_u64(&j, "inherited_bytes", s->inherited_bytes);

@@ -97,6 +97,10 @@ static uint8_t *reencode(uint8_t *p, struct trk_rec_state *st, const struct trk_
         return trk_enc_py_mark(p, st, r->seq, r->ts, r->what);
     case TRK_RC_PY_INFO:
         return trk_enc_py_info(p, st, r->seq, r->ts, r->version, r->flags);
+    case TRK_RC_LEAK_SCAN:
+        return trk_enc_leak_scan(p, st, r->seq, r->ts, r->flags, r->count, r->size);
+    case TRK_RC_LEAK:
+        return trk_enc_leak(p, st, r->seq, r->ts, r->addr, r->leak_class, r->leader);
     default:
         trk_fuzz_fail("decoder returned an unknown record class");
     }
@@ -119,7 +123,8 @@ static bool same_record(const struct trk_rec *a, const struct trk_rec *b)
         a->api != b->api || a->op != b->op || a->device != b->device ||
         a->stream != b->stream || a->result != b->result || a->handle != b->handle ||
         a->offset != b->offset || a->used != b->used || a->total != b->total ||
-        a->line != b->line || a->what != b->what || a->version != b->version)
+        a->line != b->line || a->what != b->what || a->version != b->version ||
+        a->leak_class != b->leak_class || a->leader != b->leader)
         return false;
     if (!same_bytes(a->str, a->str_len, b->str, b->str_len) ||
         !same_bytes(a->str2, a->str2_len, b->str2, b->str2_len) ||
@@ -393,6 +398,18 @@ static void expect_record(struct expect *x, const struct trk_rec *r, struct stre
         e->u.modules.generation = r->generation;
         e->u.modules.count = r->count;
         break;
+    case TRK_RC_LEAK_SCAN:
+        e = expect_new(x, r, c->tid, TRK_EV_LEAK_SCAN);
+        e->u.leak_scan.flags = r->flags;
+        e->u.leak_scan.blocks = r->count;
+        e->u.leak_scan.roots = r->size;
+        break;
+    case TRK_RC_LEAK:
+        e = expect_new(x, r, c->tid, TRK_EV_LEAK);
+        e->addr = r->addr;
+        e->u.leak.cls = r->leak_class;
+        e->u.leak.leader = r->leader;
+        break;
     case TRK_RC_MODULE:
         x->mods = grow(x->mods, &x->mods_cap, x->nmods + 1, sizeof(*x->mods));
         x->mods[x->nmods++] = *r;
@@ -510,6 +527,12 @@ static bool same_payload(const struct trk_event *a, const struct trk_event *b)
     case TRK_EV_MODULES:
         return a->u.modules.generation == b->u.modules.generation &&
                a->u.modules.count == b->u.modules.count;
+    case TRK_EV_LEAK_SCAN:
+        return a->u.leak_scan.flags == b->u.leak_scan.flags &&
+               a->u.leak_scan.blocks == b->u.leak_scan.blocks &&
+               a->u.leak_scan.roots == b->u.leak_scan.roots;
+    case TRK_EV_LEAK:
+        return a->u.leak.cls == b->u.leak.cls && a->u.leak.leader == b->u.leak.leader;
 #if HAVE_GPU_EVENTS
     case TRK_EV_GPU_ALLOC:
     case TRK_EV_GPU_FREE:

@@ -796,6 +796,7 @@ static void test_unknown_tags(void **unused)
     for (unsigned tag = 0; tag < 256; tag++) {
         unsigned cls = tag & 0xE0, kind = tag & 0x1F;
         int known = (tag >= TRK_REC_THREAD && tag <= TRK_REC_PY_INFO) ||
+                    tag == TRK_REC_LEAK_SCAN || tag == TRK_REC_LEAK ||
                     ((cls == 0x20 || cls == 0x40 || cls == 0x60) && kind >= 1 &&
                      kind <= TRK_ALLOC_KIND_MAX);
         b[0] = (uint8_t)tag;
@@ -809,8 +810,37 @@ static void test_unknown_tags(void **unused)
             accepted++;
         }
     }
-    /* 23 plain tags (11 host, 7 GPU, 5 Python) + 3 classes x 25 kinds. */
-    assert_int_equal(accepted, 23 + 3 * 25);
+    /* 25 plain tags (11 host, 7 GPU, 5 Python, 2 leak) + 3 classes x 25 kinds. */
+    assert_int_equal(accepted, 25 + 3 * 25);
+}
+
+/* LEAK_SCAN and LEAK (docs/FORMAT.md §4a): fields, the leader as a delta
+ * from the block, and the address state they share with heap records. */
+static void test_leak_records(void **unused)
+{
+    (void)unused;
+    struct trk_rec_state es = zero_state, ds = zero_state;
+    uint8_t buf[3 * TRK_REC_MAX] = {0}, *e = buf;
+    e = trk_enc_leak_scan(e, &es, 10, 5, TRK_LEAKF_UNSTOPPED, 2, 4096);
+    e = trk_enc_leak(e, &es, 11, 5, 0x5000, TRK_LEAK_INDIRECT, 0x4000);
+    e = trk_enc_leak(e, &es, 12, 5, 0x4000, TRK_LEAK_DEFINITE, 0);
+    const uint8_t *p = buf;
+    struct trk_rec r;
+    assert_int_equal(trk_rec_decode(&p, e, &ds, &r), 0);
+    assert_true(r.rclass == TRK_RC_LEAK_SCAN && r.seq == 10 && r.flags == TRK_LEAKF_UNSTOPPED &&
+                r.count == 2 && r.size == 4096);
+    assert_int_equal(trk_rec_decode(&p, e, &ds, &r), 0);
+    assert_true(r.rclass == TRK_RC_LEAK && r.seq == 11 && r.addr == 0x5000 &&
+                r.leak_class == TRK_LEAK_INDIRECT && r.leader == 0x4000);
+    assert_int_equal(trk_rec_decode(&p, e, &ds, &r), 0);
+    assert_true(r.addr == 0x4000 && r.leak_class == TRK_LEAK_DEFINITE && r.leader == 0);
+    assert_true(p == e && ds.addr == 0x4000 && ds.seq == 12);
+    /* Class 0 and one past the last are malformed. */
+    const struct trk_rec_state st0 = zero_state;
+    uint8_t bad[] = {TRK_REC_LEAK, 0x01, 0x00, 0x02, 0x00, 0x00};
+    expect_reject(bad, sizeof bad, &st0);
+    bad[4] = TRK_LEAK_CLASS_MAX + 1;
+    expect_reject(bad, sizeof bad, &st0);
 }
 
 static void test_kind_zero_rejected(void **unused)
@@ -945,6 +975,7 @@ int main(void)
         cmocka_unit_test(test_zero_seqd_rejected),
         cmocka_unit_test(test_unknown_tags),
         cmocka_unit_test(test_kind_zero_rejected),
+        cmocka_unit_test(test_leak_records),
         cmocka_unit_test(test_oversize_lengths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,387 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * leak_live.c - the heap blocks live at exit, rebuilt from the capture this
+ * process has written (read back through its descriptor), so that the hot
+ * path keeps no table for the leak scan (leakscan.h). Reads the file's
+ * chunks the way docs/FORMAT.md §2 and §4 define them and keeps, for each
+ * address, its event with the highest seq: that is order-independent, so
+ * streams are read in file order without merging them. Must not: allocate
+ * (raw mmap only) or trust the file beyond what it needs.
+ */
+#include <fcntl.h>
+#include <lz4.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "capture/leakscan.h"
+#include "common/varint.h"
+#include "format/record.h"
+#include "prim/sys.h"
+
+void *trk_lmem(size_t len)
+{
+    return len ? trk_sys_mmap(len) : NULL;
+}
+
+void trk_lmem_free(void *p, size_t len)
+{
+    if (p)
+        trk_sys_munmap(p, len);
+}
+
+/* addr -> the latest event at it. */
+struct ent {
+    uint64_t addr, seq, size;
+    uint64_t live;
+};
+
+struct table {
+    struct ent *v;
+    size_t cap, n; /* cap a power of two, n < cap / 2 */
+};
+
+static inline size_t slot_of(uint64_t a, size_t mask)
+{
+    return (size_t)((a >> 4) * 0x9E3779B97F4A7C15ull >> 20) & mask;
+}
+
+static int table_grow(struct table *t)
+{
+    size_t nc = t->cap ? t->cap * 2 : (1u << 12);
+    struct ent *nv = trk_lmem(nc * sizeof(*nv));
+    if (!nv)
+        return -1;
+    for (size_t i = 0; i < t->cap; i++) {
+        struct ent *e = &t->v[i];
+        if (!e->addr)
+            continue;
+        size_t k = slot_of(e->addr, nc - 1);
+        while (nv[k].addr)
+            k = (k + 1) & (nc - 1);
+        nv[k] = *e;
+    }
+    trk_lmem_free(t->v, t->cap * sizeof(*t->v));
+    t->v = nv;
+    t->cap = nc;
+    return 0;
+}
+
+static int table_put(struct table *t, uint64_t addr, uint64_t seq, int live, uint64_t size)
+{
+    if (!addr)
+        return 0;
+    if ((t->n + 1) * 2 > t->cap && table_grow(t))
+        return -1;
+    size_t k = slot_of(addr, t->cap - 1);
+    while (t->v[k].addr && t->v[k].addr != addr)
+        k = (k + 1) & (t->cap - 1);
+    struct ent *e = &t->v[k];
+    if (!e->addr) {
+        t->n++;
+        e->addr = addr;
+    } else if (e->seq > seq) {
+        return 0; /* a later event of another stream already decided it */
+    }
+    e->seq = seq;
+    e->live = (uint64_t)live;
+    e->size = size;
+    return 0;
+}
+
+/* Python's own allocator's blocks live inside its arenas (mmaps, which are
+ * scanned as roots); they are not heap blocks of their own here. */
+static int is_heap_kind(unsigned k)
+{
+    return k < TRK_ALLOC_PYMALLOC || k > TRK_ALLOC_PYFREE;
+}
+
+static int apply(struct table *t, const struct trk_rec *r)
+{
+    if (!is_heap_kind(r->kind))
+        return 0;
+    switch (r->rclass) {
+    case TRK_RC_ALLOC:
+        return table_put(t, r->addr, r->seq, 1, r->size);
+    case TRK_RC_FREE:
+        return table_put(t, r->addr, r->seq, 0, 0);
+    case TRK_RC_REALLOC:
+        if (table_put(t, r->addr, r->seq, 0, 0))
+            return -1;
+        return table_put(t, r->addr2, r->seq2, 1, r->size);
+    default:
+        return 0;
+    }
+}
+
+struct streams {
+    struct trk_rec_state *v;
+    size_t cap;
+};
+
+static struct trk_rec_state *stream_state(struct streams *s, uint32_t id)
+{
+    if (id >= (1u << 22))
+        return NULL;
+    if (id >= s->cap) {
+        size_t nc = s->cap ? s->cap : 1024;
+        while (nc <= id)
+            nc *= 2;
+        struct trk_rec_state *nv = trk_lmem(nc * sizeof(*nv));
+        if (!nv)
+            return NULL;
+        if (s->v)
+            memcpy(nv, s->v, s->cap * sizeof(*nv));
+        trk_lmem_free(s->v, s->cap * sizeof(*s->v));
+        s->v = nv;
+        s->cap = nc;
+    }
+    return &s->v[id];
+}
+
+static int read_at(int fd, void *buf, size_t len, uint64_t off)
+{
+    uint8_t *p = buf;
+    while (len) {
+        ssize_t n = pread(fd, p, len, (off_t)off);
+        if (n <= 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+        off += (uint64_t)n;
+    }
+    return 0;
+}
+
+struct bufs {
+    uint8_t *stored, *raw;
+};
+
+#define STORED_MAX (TRK_CHUNK_RAW_MAX + TRK_CHUNK_RAW_MAX / 255 + 16)
+
+/* ALLOC, FREE and REALLOC are nearly every record: decoded here without
+ * the generic record (whose clearing alone cost more than the rest).
+ * Returns 0 when done, 1 to leave the record to trk_rec_decode. */
+static int fast_heap(struct table *t, struct trk_rec_state *st, const uint8_t **pp,
+                     const uint8_t *end)
+{
+    const uint8_t *p = *pp;
+    unsigned tag = *p, cls = tag & TRK_REC_CLASS_MASK, kind = tag & TRK_REC_KIND_MASK;
+    if ((cls != TRK_REC_ALLOC_BASE && cls != TRK_REC_FREE_BASE && cls != TRK_REC_REALLOC_BASE) ||
+        kind == 0 || kind > TRK_ALLOC_KIND_MAX)
+        return 1;
+    p++;
+    uint64_t seqd, seq2d = 0, size = 0, stack;
+    int64_t tsd, ad, nd = 0;
+    if (trk_get_varint(&p, end, &seqd) || seqd == 0 || trk_get_svarint(&p, end, &tsd) ||
+        trk_get_svarint(&p, end, &ad))
+        return 1;
+    if (cls == TRK_REC_REALLOC_BASE &&
+        (trk_get_varint(&p, end, &seq2d) || seq2d == 0 || trk_get_svarint(&p, end, &nd)))
+        return 1;
+    if (cls != TRK_REC_FREE_BASE &&
+        (trk_get_varint(&p, end, &size) || trk_get_varint(&p, end, &stack)))
+        return 1;
+    uint64_t seq = st->seq + seqd, addr = st->addr + (uint64_t)ad, addr2 = addr + (uint64_t)nd;
+    st->seq = seq + seq2d;
+    st->ts += (uint64_t)tsd;
+    st->addr = cls == TRK_REC_REALLOC_BASE ? addr2 : addr;
+    *pp = p;
+    if (!is_heap_kind(kind))
+        return 0;
+    if (cls == TRK_REC_ALLOC_BASE)
+        return table_put(t, addr, seq, 1, size) ? -1 : 0;
+    if (table_put(t, addr, seq, 0, 0))
+        return -1;
+    return cls == TRK_REC_REALLOC_BASE && table_put(t, addr2, seq + seq2d, 1, size) ? -1 : 0;
+}
+
+static int decode_piece(struct table *t, struct trk_rec_state *st, const uint8_t *p, size_t len)
+{
+    const uint8_t *end = p + len;
+    struct trk_rec r;
+    while (p < end) {
+        int rc = fast_heap(t, st, &p, end);
+        if (rc < 0)
+            return -1;
+        if (rc == 0)
+            continue;
+        if (trk_rec_decode(&p, end, st, &r))
+            return -1;
+        if (apply(t, &r))
+            return -1;
+    }
+    return 0;
+}
+
+/* Every DATA chunk of the file, in file order. */
+static int read_chunks(int fd, struct table *t, struct streams *ss, struct bufs *b)
+{
+    uint8_t h[TRK_CHUNK_HEAD];
+    if (read_at(fd, h, 16, 0) || memcmp(h, TRK_FMT_MAGIC, TRK_FMT_MAGIC_LEN))
+        return -1;
+    uint64_t off = trk_get_le32(h + 12);
+    while (read_at(fd, h, TRK_CHUNK_HEAD, off) == 0) {
+        if (memcmp(h, TRK_CHUNK_MAGIC, 4))
+            return -1;
+        uint32_t stored = trk_get_le32(h + 12), raw = trk_get_le32(h + 16);
+        off += TRK_CHUNK_HEAD;
+        if (h[4] == TRK_CHUNK_DATA) {
+            if (stored > STORED_MAX || raw > TRK_CHUNK_RAW_MAX ||
+                read_at(fd, b->stored, stored, off))
+                return -1;
+            const uint8_t *piece = b->stored;
+            if (h[5] == TRK_CODEC_LZ4) {
+                int n = LZ4_decompress_safe((const char *)b->stored, (char *)b->raw, (int)stored,
+                                            (int)raw);
+                if (n != (int)raw)
+                    return -1;
+                piece = b->raw;
+            } else {
+                raw = stored;
+            }
+            struct trk_rec_state *st = stream_state(ss, trk_get_le32(h + 8));
+            if (!st)
+                return -1;
+            if (trk_get_le64(h + 24) == 0)
+                memset(st, 0, sizeof(*st));
+            if (decode_piece(t, st, piece, raw))
+                return -1;
+        }
+        off += stored;
+    }
+    return 0;
+}
+
+static void sift(struct trk_lblock *v, size_t i, size_t n)
+{
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            return;
+        if (c + 1 < n && v[c + 1].addr > v[c].addr)
+            c++;
+        if (v[i].addr >= v[c].addr)
+            return;
+        struct trk_lblock x = v[i];
+        v[i] = v[c];
+        v[c] = x;
+        i = c;
+    }
+}
+
+/* Few blocks (a short program's): heapsort, in place; the radix sort's
+ * tables would cost more than the sort. */
+static void heap_sort(struct trk_lblock *v, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;)
+        sift(v, i, n);
+    for (size_t end = n; end > 1; end--) {
+        struct trk_lblock x = v[0];
+        v[0] = v[end - 1];
+        v[end - 1] = x;
+        sift(v, 0, end - 1);
+    }
+}
+
+/* LSD radix sort by address, 16 bits a pass over the 64. */
+static int sort_blocks(struct trk_lblock *v, size_t n)
+{
+    if (n < (1u << 16)) {
+        heap_sort(v, n);
+        return 0;
+    }
+    size_t len = n * sizeof(*v), clen = 65536 * sizeof(size_t);
+    struct trk_lblock *tmp = trk_lmem(len);
+    size_t *count = trk_lmem(clen);
+    if (!tmp || !count) {
+        trk_lmem_free(tmp, len);
+        trk_lmem_free(count, clen);
+        return -1;
+    }
+    struct trk_lblock *src = v, *dst = tmp;
+    for (unsigned shift = 0; shift < 64; shift += 16) {
+        memset(count, 0, clen);
+        for (size_t i = 0; i < n; i++)
+            count[(src[i].addr >> shift) & 0xFFFF]++;
+        size_t sum = 0;
+        for (size_t d = 0; d < 65536; d++) {
+            size_t c = count[d];
+            count[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[count[(src[i].addr >> shift) & 0xFFFF]++] = src[i];
+        struct trk_lblock *x = src;
+        src = dst;
+        dst = x;
+    }
+    /* four passes: the result is back in v */
+    trk_lmem_free(tmp, len);
+    trk_lmem_free(count, clen);
+    return 0;
+}
+
+static int collect(struct trk_lset *s, const struct table *t)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->cap; i++)
+        n += t->v[i].addr && t->v[i].live;
+    s->map_len = (n ? n : 1) * sizeof(*s->v);
+    s->stack_len = (2 * n + 1) * sizeof(*s->stack); /* leak_mark.c: 2 pushes a block */
+    s->v = trk_lmem(s->map_len);
+    s->stack = trk_lmem(s->stack_len);
+    if (!s->v || !s->stack)
+        return -1;
+    for (size_t i = 0; i < t->cap; i++) {
+        const struct ent *e = &t->v[i];
+        if (e->addr && e->live)
+            s->v[s->n++] = (struct trk_lblock){.addr = e->addr, .size = e->size};
+    }
+    if (sort_blocks(s->v, s->n))
+        return -1;
+    s->lo = s->n ? s->v[0].addr : 1;
+    s->hi = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        uint64_t e = s->v[i].addr + (s->v[i].size ? s->v[i].size : 1);
+        if (e > s->hi)
+            s->hi = e;
+    }
+    return 0;
+}
+
+int trk_lset_load(struct trk_lset *s, int fd)
+{
+    memset(s, 0, sizeof(*s));
+    char path[64] = "/proc/self/fd/";
+    size_t l = strlen(path);
+    l += trk_u64_to_dec(path + l, (uint64_t)fd);
+    path[l] = 0;
+    int rfd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+    if (rfd < 0)
+        return -1;
+    struct table t = {0};
+    struct streams ss = {0};
+    struct bufs b = {trk_lmem(STORED_MAX), trk_lmem(TRK_CHUNK_RAW_MAX)};
+    int rc = -1;
+    if (b.stored && b.raw && table_grow(&t) == 0 && read_chunks(rfd, &t, &ss, &b) == 0)
+        rc = collect(s, &t);
+    syscall(SYS_close, rfd);
+    trk_lmem_free(b.stored, STORED_MAX);
+    trk_lmem_free(b.raw, TRK_CHUNK_RAW_MAX);
+    trk_lmem_free(t.v, t.cap * sizeof(*t.v));
+    trk_lmem_free(ss.v, ss.cap * sizeof(*ss.v));
+    if (rc)
+        trk_lset_free(s);
+    return rc;
+}
+
+void trk_lset_free(struct trk_lset *s)
+{
+    trk_lmem_free(s->v, s->map_len);
+    trk_lmem_free(s->stack, s->stack_len);
+    s->v = NULL;
+    s->stack = NULL;
+    s->n = 0;
+}

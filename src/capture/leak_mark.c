@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * leak_mark.c - marking and classification of the live heap blocks, as
+ * valgrind memcheck's leak check does it (docs/FORMAT.md §4a): from the
+ * roots, a pointer to a block's start makes it reachable and an interior
+ * pointer possibly lost; blocks found from a possibly lost block are
+ * possibly lost too. Then every block still unreached leads a clique: what
+ * it reaches (start or interior) among the unreached is indirectly lost,
+ * with it as leader; it is definitely lost. Cycles and self-pointers never
+ * make a block reachable. Must not: read memory outside the block set and
+ * the ranges its callers give it, or allocate.
+ */
+#include "capture/leakscan.h"
+
+/* The block containing w (a pointer to a zero-sized block's start counts),
+ * or s->n. */
+size_t trk_lset_find(const struct trk_lset *s, uint64_t w)
+{
+    if (w < s->lo || w >= s->hi)
+        return s->n;
+    size_t lo = 0, hi = s->n; /* first block with addr > w */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (s->v[mid].addr <= w)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return s->n;
+    const struct trk_lblock *b = &s->v[lo - 1];
+    if (w == b->addr || w - b->addr < b->size)
+        return lo - 1;
+    return s->n;
+}
+
+/* One word seen from a root (from_reachable) or a possibly lost block. */
+static inline void consider(struct trk_lset *s, uint64_t w, int from_reachable)
+{
+    size_t i = trk_lset_find(s, w);
+    if (i == s->n)
+        return;
+    struct trk_lblock *b = &s->v[i];
+    if (b->state == TRK_LB_REACHABLE)
+        return;
+    if (w == b->addr && from_reachable) {
+        b->state = TRK_LB_REACHABLE; /* (re)scan: its children may rise too */
+        s->stack[s->sp++] = (uint32_t)i;
+    } else if (b->state == TRK_LB_UNREACHED) {
+        b->state = TRK_LB_POSSIBLE;
+        s->stack[s->sp++] = (uint32_t)i;
+    }
+}
+
+/* A block is pushed at most twice in the whole marking (when it becomes
+ * possibly lost, when it becomes reachable): the stack has 2n entries. */
+static void scan_words(struct trk_lset *s, const uint64_t *w, size_t n, int from_reachable)
+{
+    for (size_t k = 0; k < n; k++) {
+        uint64_t x = w[k];
+        if (x >= s->lo && x < s->hi)
+            consider(s, x, from_reachable);
+    }
+}
+
+static void drain(struct trk_lset *s)
+{
+    while (s->sp) {
+        struct trk_lblock *b = &s->v[s->stack[--s->sp]];
+        scan_words(s, (const uint64_t *)(uintptr_t)b->addr, b->size / 8,
+                   b->state == TRK_LB_REACHABLE);
+    }
+}
+
+void trk_lmark_words(struct trk_lset *s, const uint64_t *w, size_t n)
+{
+    s->root_bytes += n * 8;
+    scan_words(s, w, n, 1);
+    drain(s);
+}
+
+/* [lo, hi) of readable memory, aligned inwards to words. */
+void trk_lmark_range(struct trk_lset *s, uint64_t lo, uint64_t hi)
+{
+    lo = (lo + 7) & ~7ull;
+    hi &= ~7ull;
+    if (hi > lo)
+        trk_lmark_words(s, (const uint64_t *)(uintptr_t)lo, (size_t)((hi - lo) / 8));
+}
+
+/* Clique of leader i: everything unreached it reaches becomes indirect. */
+static void clique(struct trk_lset *s, uint32_t leader)
+{
+    s->sp = 0;
+    s->stack[s->sp++] = leader;
+    while (s->sp) {
+        const struct trk_lblock *b = &s->v[s->stack[--s->sp]];
+        const uint64_t *w = (const uint64_t *)(uintptr_t)b->addr;
+        for (size_t k = 0; k < b->size / 8; k++) {
+            size_t i = trk_lset_find(s, w[k]);
+            if (i == s->n || i == leader)
+                continue;
+            struct trk_lblock *c = &s->v[i];
+            if (c->state == TRK_LB_UNREACHED) {
+                c->state = TRK_LB_INDIRECT;
+                c->leader = leader;
+                s->stack[s->sp++] = (uint32_t)i;
+            }
+        }
+    }
+}
+
+void trk_lmark_finish(struct trk_lset *s)
+{
+    drain(s);
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->v[i].state == TRK_LB_UNREACHED)
+            clique(s, (uint32_t)i);
+    }
+    /* A leader that became indirect later hands its members to its own
+     * leader: follow the chain to the definite block, compressing the path
+     * as union-find does (a lost list makes each block the leader of the
+     * one before it: without it, n^2 steps). */
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->v[i].state != TRK_LB_INDIRECT)
+            continue;
+        uint32_t root = s->v[i].leader;
+        for (size_t hop = 0; hop < s->n && s->v[root].state == TRK_LB_INDIRECT; hop++)
+            root = s->v[root].leader;
+        for (uint32_t k = (uint32_t)i;
+             s->v[k].state == TRK_LB_INDIRECT && s->v[k].leader != root;) {
+            uint32_t next = s->v[k].leader;
+            s->v[k].leader = root;
+            k = next;
+        }
+    }
+}

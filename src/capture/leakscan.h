@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * leakscan.h - leak classification at process exit, valgrind memcheck's way
+ * (docs/FORMAT.md §4a): which heap blocks still live at exit are definitely,
+ * indirectly or possibly lost, and which are still reachable from the
+ * process's roots (data/bss, thread stacks above their stack pointers,
+ * registers, TLS, every other writable mapping).
+ *
+ * The live block set is rebuilt at exit from the capture this process has
+ * already written (read back through /proc/self/fd), so the hot path pays
+ * nothing for it. Runs once, on the exiting thread, with the writer's flush
+ * lock held; never allocates (raw mmap only), never takes a lock a signal
+ * handler could need, and gives up (writing a scan record that says so)
+ * rather than hang the host.
+ */
+#ifndef TRK_CAPTURE_LEAKSCAN_H
+#define TRK_CAPTURE_LEAKSCAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "capture/thread.h"
+
+/* Drains what the exiting thread has committed so far into the file: the
+ * scan writes its records through the thread's ring and calls this when
+ * the ring is full (the writer thread cannot: the caller holds its lock). */
+typedef void (*trk_leakscan_drain_fn)(void);
+
+/* pre: flush lock held, every stream flushed to the capture file (fd).
+ * `stack_top` is the exiting thread's frame at the tracker's entry: its
+ * stack is scanned from there up (our own frames below it are not the
+ * program's). Writes LEAK_SCAN and LEAK records into t's stream. */
+void trk_leakscan_run(struct trk_thread *t, int fd, const void *stack_top,
+                      trk_leakscan_drain_fn drain) TRK_HIDDEN;
+
+/* ---- Internal to leak_*.c ---------------------------------------------- */
+
+enum { TRK_LB_UNREACHED = 0, TRK_LB_INDIRECT, TRK_LB_POSSIBLE, TRK_LB_REACHABLE };
+
+struct trk_lblock {
+    uint64_t addr, size;
+    uint32_t leader; /* INDIRECT: index of the block whose clique it joined */
+    uint8_t state;   /* TRK_LB_* */
+};
+
+struct trk_lset {
+    struct trk_lblock *v;
+    size_t n;
+    size_t map_len;  /* bytes of v's mapping */
+    uint64_t lo, hi; /* [lo, hi): every block's extent */
+    uint32_t *stack; /* mark stack, n entries */
+    size_t sp;
+    size_t stack_len;
+    uint64_t root_bytes; /* bytes scanned as roots */
+    uint32_t flags;      /* TRK_LEAKF_* */
+};
+
+/* Anonymous memory of our own, freed with lmem_free. */
+void *trk_lmem(size_t len) TRK_HIDDEN;
+void trk_lmem_free(void *p, size_t len) TRK_HIDDEN;
+
+/* leak_live.c: the heap blocks live at the end of the capture in fd,
+ * sorted by address. Returns 0 or -1 (then the scan is not done). */
+int trk_lset_load(struct trk_lset *s, int fd) TRK_HIDDEN;
+void trk_lset_free(struct trk_lset *s) TRK_HIDDEN;
+
+/* leak_mark.c */
+void trk_lmark_range(struct trk_lset *s, uint64_t lo, uint64_t hi) TRK_HIDDEN;
+void trk_lmark_words(struct trk_lset *s, const uint64_t *w, size_t n) TRK_HIDDEN;
+void trk_lmark_finish(struct trk_lset *s) TRK_HIDDEN;
+size_t trk_lset_find(const struct trk_lset *s, uint64_t w) TRK_HIDDEN;
+
+/* leak_roots.c: scans every root into s (stops and resumes the other
+ * threads around it). */
+void trk_lroots_scan(struct trk_lset *s, const void *stack_top) TRK_HIDDEN;
+
+#endif /* TRK_CAPTURE_LEAKSCAN_H */
