@@ -6,6 +6,7 @@
  * out-of-range values fall back to defaults rather than failing the host.
  */
 #include "capture/config.h"
+#include "capture/unwind.h"
 #include "common/env_options.h"
 
 /* The defaults hold until trk_config_load runs (and when it never does). */
@@ -35,6 +36,8 @@ void trk_config_load(void)
     trk_cfg.rss_ms = (int)trk_env_long(TRK_ENV_RSS_MS);
     trk_cfg.flush_ms = (int)trk_env_long(TRK_ENV_FLUSH_MS);
     trk_cfg.lz4_accel = (int)trk_env_long(TRK_ENV_LZ4_ACCEL);
+    trk_unwind_configure((int)trk_env_long(TRK_ENV_UNWIND),
+                         (unsigned)trk_env_long(TRK_ENV_UNWIND_CHECK));
 
     /* The ring must hold the longest record (a module) several times over,
      * and a DATA chunk is at most 16 MiB raw. Round down to a power of two. */

@@ -43,6 +43,7 @@
 #include "capture/layers.h"
 #include "capture/modules.h"
 #include "capture/output.h"
+#include "capture/unwind.h"
 #include "prim/sys.h"
 #include "common/crc32c.h"
 
@@ -453,7 +454,9 @@ void trk_writer_finish(int reason, int stop)
     /* After an internal failure the capture ends without a trailer, so that
      * every reader reports it as truncated instead of silently short. */
     if (!failed && atomic_load(&writer_state) == WS_RUNNING) {
-        uint8_t buf[5 * TRK_VARINT_MAX], *p = buf;
+        uint8_t buf[8 * TRK_VARINT_MAX], *p = buf;
+        struct trk_unwind_stats us;
+        trk_unwind_stats_get(&us);
         uint64_t lost = 0, streams = 0;
         for (struct trk_thread *t = trk_thread_list(); t; t = t->next) {
             lost += t->lost;
@@ -464,6 +467,9 @@ void trk_writer_finish(int reason, int stop)
         p = trk_put_varint(p, chunks_written);
         p = trk_put_varint(p, lost);
         p = trk_put_varint(p, streams);
+        p = trk_put_varint(p, us.checked); /* TRACKER_UNWIND_CHECK (docs/FORMAT.md) */
+        p = trk_put_varint(p, us.mismatches);
+        p = trk_put_varint(p, us.fallbacks);
         end_off = stop ? -1 : lseek(trk_output_fd(), 0, SEEK_CUR);
         end_chunks = chunks_written;
         if (write_chunk(TRK_CHUNK_END, 0, buf, (uint32_t)(p - buf), (uint32_t)(p - buf),

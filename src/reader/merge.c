@@ -78,9 +78,9 @@ void trk_merge_free(struct trk_reader *r)
 static void handle_end(struct trk_reader *r, const uint8_t *p, size_t len)
 {
     const uint8_t *end = p + len;
-    uint64_t v[5] = {0};
+    uint64_t v[8] = {0};
     /* Missing trailing fields read as 0; extra ones are ignored by design. */
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 8; i++)
         if (trk_get_varint(&p, end, &v[i]) < 0)
             break;
     r->status.end_ts = v[0];
@@ -88,6 +88,9 @@ static void handle_end(struct trk_reader *r, const uint8_t *p, size_t len)
     r->status.end_records = v[2];
     r->end_lost = v[3];
     r->status.end_streams = v[4];
+    r->status.unwind_checked = v[5];
+    r->status.unwind_mismatches = v[6];
+    r->status.unwind_fallbacks = v[7];
     r->status.lost_events = r->lost_records + r->end_lost;
 }
 
