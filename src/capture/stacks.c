@@ -311,6 +311,7 @@ void trk_stacks_fork_parent(void)
  * fresh table (the parent's stays mapped copy-on-write and unused). */
 void trk_stacks_fork_child(void)
 {
+    trk_unwind_fork_child();
     if (trk_intern_reset(&trie, TRIE_WORDS, TRIE_INITIAL))
         atomic_store(&trk_active, 0);
 }

@@ -235,6 +235,13 @@ void trk_unwind_note_fallback(void)
     atomic_fetch_add_explicit(&n_fallback, 1, memory_order_relaxed);
 }
 
+void trk_unwind_fork_child(void)
+{
+    atomic_store(&n_checked, 0);
+    atomic_store(&n_mismatch, 0);
+    atomic_store(&n_fallback, 0);
+}
+
 void trk_unwind_stats_get(struct trk_unwind_stats *s)
 {
     s->checked = atomic_load(&n_checked);

@@ -80,5 +80,7 @@ struct trk_unwind_stats {
     uint64_t checked, mismatches, fallbacks;
 };
 void trk_unwind_stats_get(struct trk_unwind_stats *s) TRK_HIDDEN;
+/* A fork child writes its own capture: its totals start at 0. */
+void trk_unwind_fork_child(void) TRK_HIDDEN;
 
 #endif /* TRK_CAPTURE_UNWIND_H */

@@ -94,12 +94,14 @@ void trk_unwind_modules_refresh(struct trk_thread *t)
         mods_next = m + UMOD_MAX;
         mods = m;
     }
+    /* The whole rebuild is a loader section: fork waits for it to end
+     * (trk_dl_quiesce), so a child never inherits the flag held or the
+     * seqlock odd. */
+    trk_dl_enter(t);
     while (atomic_flag_test_and_set_explicit(&mods_busy, memory_order_acquire))
         sched_yield();
     struct build_ctx c = {0, 0};
-    trk_dl_enter(t);
     dl_iterate_phdr(build_cb, &c);
-    trk_dl_leave(t);
     sort_mods(mods_next, c.n);
 
     atomic_fetch_add_explicit(&mods_seq, 1, memory_order_acq_rel);
@@ -117,6 +119,7 @@ void trk_unwind_modules_refresh(struct trk_thread *t)
     refreshed = 1; /* before the first table no rule was ever cached */
     atomic_fetch_add_explicit(&mods_seq, 1, memory_order_release);
     atomic_flag_clear_explicit(&mods_busy, memory_order_release);
+    trk_dl_leave(t);
 }
 
 /* The .eh_frame_hdr of the object holding pc, or 0. Lock-free: a reader

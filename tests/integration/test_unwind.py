@@ -97,6 +97,37 @@ def test_exception_in_flight(env):
         expect_clean(all_stats(env, out), 400 * 3, prog)
 
 
+# The other integration programs, with the check on every stack: threads,
+# signal handlers interrupting hooks, thread churn, C++ operator forms, deep
+# recursion (more frames than the default depth), a fork child.
+PROGRAMS = [
+    ("threads", ["4", "2000", "64"]),
+    ("sigalloc", ["2000", "50"]),
+    ("signested", ["20000", "200"]),
+    ("sigslow", ["200", "200", "30"]),
+    ("thread_churn", ["200"]),
+    ("handoff", ["2", "2000", "10"]),
+    ("stacks_chain", ["100", "64", "1"]),
+    ("stacks_recurse", ["300", "32"]),
+    ("allocators", ["3"]),
+    ("realloc_chain", ["200", "16", "8"]),
+    ("fork_inherit", ["50"]),
+    ("cxx_forms", ["20"]),
+]
+
+
+def test_integration_programs(env):
+    for name, args in PROGRAMS:
+        try:
+            prog = env.prog(name)
+        except Skip:
+            print("  %s: not built, left out" % name)
+            continue
+        _, out, _ = env.run([prog] + args, env=CHECK, timeout=300)
+        checked, _ = expect_clean(all_stats(env, out), 1, name)
+        print("  %s: %d stacks compared" % (name, checked))
+
+
 def folded(env, out, extra=()):
     cp = env.run_raw([env.tracker, "export", "--format", "folded", "--allocated", "-o", "-"]
                      + list(extra) + [out])
