@@ -16,6 +16,9 @@
  */
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "capture/config.h"
 #include "capture/unwind.h"
@@ -26,63 +29,129 @@ static unsigned check_every;
 
 /* ---- Rule cache ------------------------------------------------------------
  *
- * Open addressing, linear probing over 8 slots, keyed by lookup address (a
+ * Open addressing, linear probing over 16 slots, keyed by lookup address (a
  * return address minus one). A key, once claimed, never changes, so a rule
- * read beside a matching key is that key's rule; rules carry the module
- * epoch they were read under and are re-read when it moved. When the probe
- * window is full the rule is computed and not cached (slow, still right). */
-#define RC_BITS  16
-#define RC_PROBE 8
+ * read beside a matching key is that key's rule (0: not read yet). When an
+ * object is unloaded, the rules of its address range are zeroed
+ * (trk_unwind_forget_range), so that an object loaded there next is read
+ * afresh.
+ *
+ * The table doubles when half full or when a probe window is full in a
+ * table over a quarter full (import torch sees some 60,000 return
+ * addresses: 128 Ki entries, 2 MiB), from 16 Ki entries (256 KiB of
+ * address space) up to 1 Mi (16 MiB). A walk may still be in the table it
+ * outgrew, so that one stays mapped, but its pages go back to the system
+ * (MADV_DONTNEED): a walk there reads empty slots, i.e. misses, and
+ * computes the rule. Past the largest size a rule that finds no slot is
+ * computed each time (slow, still right). */
+#define RC_BITS_MIN 14
+#define RC_BITS_MAX 20
+#define RC_PROBE    16
 struct rc_ent {
     _Atomic uintptr_t key;
     _Atomic uint64_t val;
 };
-static struct rc_ent *rc;
+struct rc_table {
+    unsigned bits;
+    _Atomic unsigned used;
+    struct rc_ent e[];
+};
+static _Atomic(struct rc_table *) rct;
 
 static _Atomic uint64_t n_checked, n_mismatch, n_fallback;
+
+static struct rc_table *rc_new(unsigned bits)
+{
+    struct rc_table *t = trk_sys_mmap(sizeof(struct rc_table) + (sizeof(struct rc_ent) << bits));
+    if (t)
+        t->bits = bits;
+    return t;
+}
 
 void trk_unwind_configure(int own, unsigned every)
 {
     check_every = every;
-    if (!own || rc)
+    if (!own || atomic_load(&rct))
         return;
-    rc = trk_sys_mmap(sizeof(struct rc_ent) << RC_BITS);
-    trk_unwind_own = rc != NULL;
+    atomic_store(&rct, rc_new(RC_BITS_MIN));
+    trk_unwind_own = atomic_load(&rct) != NULL;
 }
 
-__attribute__((noinline)) static uint64_t rule_fill(struct rc_ent *e, uintptr_t pc, uint32_t epoch)
+/* Raw syscalls only: this may run in a signal handler. */
+__attribute__((noinline)) static void rc_grow(struct rc_table *old)
+{
+    if (old->bits >= RC_BITS_MAX || atomic_load_explicit(&rct, memory_order_relaxed) != old)
+        return;
+    struct rc_table *t = rc_new(old->bits + 1);
+    if (!t)
+        return;
+    size_t old_len = sizeof(struct rc_table) + (sizeof(struct rc_ent) << old->bits);
+    if (!atomic_compare_exchange_strong(&rct, &old, t)) {
+        trk_sys_munmap(t, sizeof(struct rc_table) + (sizeof(struct rc_ent) << t->bits));
+        return;
+    }
+    /* the entries only: the header (bits) must stay readable */
+    uintptr_t first = ((uintptr_t)old + 4095) & ~(uintptr_t)4095;
+    uintptr_t end = (uintptr_t)old + old_len;
+    if (end > first)
+        syscall(SYS_madvise, (void *)first, (size_t)(end - first), MADV_DONTNEED);
+}
+
+__attribute__((noinline)) static uint64_t rule_fill(struct rc_ent *e, uintptr_t pc)
 {
     uint64_t r = trk_unwind_rule_lookup(pc);
     if (!r) /* no module holds pc yet: not cached, the table may catch up */
         return trk_ur_pack(TRK_UR_FALLBACK, 0, 0, 0);
-    r |= (uint16_t)epoch;
     if (e)
         atomic_store_explicit(&e->val, r, memory_order_relaxed);
     return r;
 }
 
 /* The probe beyond the first slot, and every rule that is not a cached
- * standard one for this epoch (a miss, a stale epoch, LAST, FALLBACK). */
-__attribute__((noinline)) static uint64_t rule_get_slow(uintptr_t pc, uint32_t epoch)
+ * standard one (a miss, LAST, FALLBACK). */
+__attribute__((noinline)) static uint64_t rule_get_slow(uintptr_t pc)
 {
-    uint64_t h = (pc * 0x9E3779B97F4A7C15ULL) >> (64 - RC_BITS);
+    struct rc_table *t = atomic_load_explicit(&rct, memory_order_acquire);
+    uint64_t h = (pc * 0x9E3779B97F4A7C15ULL) >> (64 - t->bits);
+    uint64_t mask = ((uint64_t)1 << t->bits) - 1;
     for (unsigned i = 0; i < RC_PROBE; i++) {
-        struct rc_ent *e = &rc[(h + i) & ((1u << RC_BITS) - 1)];
+        struct rc_ent *e = &t->e[(h + i) & mask];
         uintptr_t k = atomic_load_explicit(&e->key, memory_order_relaxed);
         if (k == pc) {
             uint64_t v = atomic_load_explicit(&e->val, memory_order_relaxed);
-            if (v != 0 && (uint16_t)v == (uint16_t)epoch)
+            if (v != 0)
                 return v;
-            return rule_fill(e, pc, epoch);
+            return rule_fill(e, pc);
         }
         if (k == 0) {
             if (atomic_compare_exchange_strong_explicit(&e->key, &k, pc, memory_order_relaxed,
-                                                        memory_order_relaxed) ||
-                k == pc)
-                return rule_fill(e, pc, epoch);
+                                                        memory_order_relaxed)) {
+                unsigned used = atomic_fetch_add_explicit(&t->used, 1, memory_order_relaxed);
+                uint64_t r = rule_fill(e, pc);
+                if (used + 1 > (1u << t->bits) / 2)
+                    rc_grow(t);
+                return r;
+            }
+            if (k == pc)
+                return rule_fill(e, pc);
         }
     }
-    return rule_fill(NULL, pc, epoch);
+    /* a full window in a quarter-full table is bad luck, not growth */
+    if (atomic_load_explicit(&t->used, memory_order_relaxed) > (1u << t->bits) / 4)
+        rc_grow(t);
+    return rule_fill(NULL, pc);
+}
+
+void trk_unwind_forget_range(uintptr_t lo, uintptr_t hi)
+{
+    struct rc_table *t = atomic_load(&rct);
+    if (!t)
+        return;
+    for (size_t i = 0; i < ((size_t)1 << t->bits); i++) {
+        uintptr_t k = atomic_load_explicit(&t->e[i].key, memory_order_relaxed);
+        if (k - lo < hi - lo)
+            atomic_store_explicit(&t->e[i].val, 0, memory_order_relaxed);
+    }
 }
 
 /* ---- The walk -------------------------------------------------------------- */
@@ -92,17 +161,21 @@ __attribute__((noinline)) static uint64_t rule_get_slow(uintptr_t pc, uint32_t e
 static inline int walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, int n, uintptr_t *ips, int max,
                        uintptr_t skip_lo, uintptr_t skip_hi)
 {
-    uint32_t epoch = atomic_load_explicit(&trk_unwind_epoch, memory_order_acquire);
-    const uint16_t epoch16 = (uint16_t)epoch;
-    const struct rc_ent *tab = rc;
+    struct rc_table *t = atomic_load_explicit(&rct, memory_order_acquire);
+    const struct rc_ent *tab = t->e;
+    unsigned shift = 64 - t->bits;
     uintptr_t span = skip_hi - skip_lo;
     int skipped = 0;
     for (;;) {
-        const struct rc_ent *e = &tab[(pc * 0x9E3779B97F4A7C15ULL) >> (64 - RC_BITS)];
+        const struct rc_ent *e = &tab[(pc * 0x9E3779B97F4A7C15ULL) >> shift];
         uint64_t rule = atomic_load_explicit(&e->val, memory_order_relaxed);
-        if (TRK_UNLIKELY(atomic_load_explicit(&e->key, memory_order_relaxed) != pc ||
-                         (uint16_t)rule != epoch16))
-            rule = rule_get_slow(pc, epoch);
+        if (TRK_UNLIKELY(atomic_load_explicit(&e->key, memory_order_relaxed) != pc || rule == 0)) {
+            rule = rule_get_slow(pc);
+            /* the table may have grown: the rest of the walk reads the new one */
+            t = atomic_load_explicit(&rct, memory_order_acquire);
+            tab = t->e;
+            shift = 64 - t->bits;
+        }
         uintptr_t cfa =
             ((rule & (1u << 18)) ? bp : sp) + (uintptr_t)(intptr_t)(int32_t)(rule >> 32);
         /* The caller's frame is above ours on the same stack (a signal

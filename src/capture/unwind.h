@@ -15,7 +15,7 @@
 /* ---- Packed frame rules (unwind_cfi.c) ------------------------------------
  *
  * One 64-bit word per return address: what unwinding one frame needs.
- *   bits  0..15 module epoch the rule was read under (see trk_unwind_epoch)
+ *   bits  0..15 1 (so that a rule is never 0, the empty slot)
  *   bits 16..17 kind: TRK_UR_STD, TRK_UR_FALLBACK, TRK_UR_LAST (0 = none)
  *   bit  18     CFA is rbp + off (else rsp + off)
  *   bits 19..31 rbp saved at CFA - 8 * slot (0: rbp unchanged)
@@ -30,7 +30,7 @@ static inline unsigned trk_ur_kind(uint64_t r)
 }
 static inline uint64_t trk_ur_pack(unsigned kind, int cfa_rbp, unsigned rbp_slot, int32_t off)
 {
-    return ((uint64_t)kind << 16) | ((uint64_t)(cfa_rbp != 0) << 18) |
+    return 1 | ((uint64_t)kind << 16) | ((uint64_t)(cfa_rbp != 0) << 18) |
            ((uint64_t)(rbp_slot & 0x1fff) << 19) | ((uint64_t)(uint32_t)off << 32);
 }
 
@@ -42,10 +42,13 @@ uint64_t trk_unwind_rule_lookup(uintptr_t pc) TRK_HIDDEN;
 
 /* Rebuilds the module table (dl_iterate_phdr, so never from a signal
  * handler or under the loader lock): at start and whenever the set of
- * loaded objects changed. An unload bumps the epoch, which invalidates
- * every cached rule (an address may now belong to another object). */
+ * loaded objects changed. The cached rules of an object that went away are
+ * forgotten (its addresses may come back as another's); trk_unwind_epoch
+ * counts such unloads, from 1. */
 void trk_unwind_modules_refresh(struct trk_thread *t) TRK_HIDDEN;
 extern _Atomic uint32_t trk_unwind_epoch TRK_HIDDEN;
+/* Zeroes the cached rules of [lo, hi) (unwind.c). */
+void trk_unwind_forget_range(uintptr_t lo, uintptr_t hi) TRK_HIDDEN;
 
 /* ---- The walk (unwind.c) --------------------------------------------------- */
 

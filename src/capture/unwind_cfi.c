@@ -83,6 +83,29 @@ static void sort_mods(struct umod *m, unsigned n)
         }
 }
 
+/* The objects of the old table that the new one lacks (both sorted). */
+#define GONE_MAX 16
+struct gone {
+    unsigned n; /* > GONE_MAX: too many to list, forget every rule */
+    struct umod r[GONE_MAX];
+};
+
+static void find_gone(const struct umod *old, unsigned n_old, const struct umod *cur,
+                      unsigned n_cur, struct gone *g)
+{
+    unsigned j = 0;
+    for (unsigned i = 0; i < n_old; i++) {
+        while (j < n_cur && cur[j].lo < old[i].lo)
+            j++;
+        if (j < n_cur && cur[j].lo == old[i].lo && cur[j].hi == old[i].hi &&
+            cur[j].hdr == old[i].hdr)
+            continue;
+        if (g->n < GONE_MAX)
+            g->r[g->n] = old[i];
+        g->n++;
+    }
+}
+
 void trk_unwind_modules_refresh(struct trk_thread *t)
 {
     if (!mods) {
@@ -103,21 +126,32 @@ void trk_unwind_modules_refresh(struct trk_thread *t)
     struct build_ctx c = {0, 0};
     dl_iterate_phdr(build_cb, &c);
     sort_mods(mods_next, c.n);
+    /* Before the first table no rule was ever cached: nothing to forget. */
+    static int refreshed;
+    int unloaded = c.subs != last_subs && refreshed;
+    struct gone g = {.n = 0};
+    if (unloaded)
+        find_gone(mods, atomic_load_explicit(&mods_n, memory_order_relaxed), mods_next, c.n, &g);
 
     atomic_fetch_add_explicit(&mods_seq, 1, memory_order_acq_rel);
     atomic_thread_fence(memory_order_release);
     memcpy(mods, mods_next, c.n * sizeof(struct umod));
     atomic_store_explicit(&mods_n, c.n, memory_order_relaxed);
-    /* An object went away: its addresses may come back as another's, so no
-     * rule read before now may be trusted (the cache checks the epoch). */
-    static int refreshed;
-    if (c.subs != last_subs && refreshed) {
+    atomic_fetch_add_explicit(&mods_seq, 1, memory_order_release);
+    last_subs = c.subs;
+    refreshed = 1;
+    /* Objects went away: their addresses may come back as another's. The
+     * table no longer names them, so a rule read from now on is the new
+     * object's; the ones read before are dropped here. */
+    if (unloaded) {
         atomic_fetch_add_explicit(&trk_unwind_epoch, 1, memory_order_acq_rel);
         unw_flush_cache(unw_local_addr_space, 0, 0); /* libunwind's DWARF caches too */
+        if (g.n > GONE_MAX)
+            trk_unwind_forget_range(0, UINTPTR_MAX);
+        else
+            for (unsigned i = 0; i < g.n; i++)
+                trk_unwind_forget_range(g.r[i].lo, g.r[i].hi);
     }
-    last_subs = c.subs;
-    refreshed = 1; /* before the first table no rule was ever cached */
-    atomic_fetch_add_explicit(&mods_seq, 1, memory_order_release);
     atomic_flag_clear_explicit(&mods_busy, memory_order_release);
     trk_dl_leave(t);
 }
