@@ -48,6 +48,22 @@ def test_chain_fp_and_nofp(env):
         expect_clean(st, 3000, prog + " chain")
 
 
+def test_stats_shows_the_check(env):
+    """`tracker stats` says how many stacks were compared and how many
+    differed; without the variable it says nothing about it."""
+    _, out, _ = env.run([env.prog("unwind_cases"), "chain", "100"],
+                        env={"TRACKER_UNWIND_CHECK": "10"})
+    st = env.stats(out)
+    cp = env.run_raw([env.tracker, "stats", out])
+    line = [ln for ln in cp.stdout.decode().splitlines() if ln.startswith("Unwinder check")]
+    eq(line, ["Unwinder check         %d stacks compared with libunwind, 0 differ"
+              % st["unwind_checked"]], "stats line")
+    ge(st["unwind_checked"], 10, "1 in 10 of 100+ stacks compared")
+    _, out, _ = env.run([env.prog("unwind_cases"), "chain", "100"])
+    cp = env.run_raw([env.tracker, "stats", out])
+    check("Unwinder check" not in cp.stdout.decode(), "no check line without the variable")
+
+
 def test_signal_handler_on_altstack(env):
     """A SIGALRM handler on a sigaltstack allocating: the signal frame is
     libunwind's to walk (a fallback), and the result is libunwind's."""
@@ -138,8 +154,8 @@ def folded(env, out, extra=()):
 def test_same_report_as_libunwind(env):
     """The folded stacks of a deterministic program are the same, line for
     line, with the own unwinder (default) and with TRACKER_UNWIND=0."""
-    for prog, args in (("unwind_cases_nofp", ["chain", "500"]), ("unwind_cases", ["longjmp", "300"]),
-                       ("unwind_exc_nofp", ["100"])):
+    for prog, args in (("unwind_cases_nofp", ["chain", "500"]),
+                       ("unwind_cases", ["longjmp", "300"]), ("unwind_exc_nofp", ["100"])):
         path = env.prog(prog)
         _, own, _ = env.run([path] + args)
         _, ref, _ = env.run([path] + args, env={"TRACKER_UNWIND": "0"})
