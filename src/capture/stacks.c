@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
- * stacks.c - native stack capture (libunwind) and in-process interning.
+ * stacks.c - native stack capture (the own unwinder of unwind.c, libunwind
+ * for what it leaves) and in-process interning.
  *
  * Stacks are interned into a process-wide trie of (parent node, ip) edges so
  * that a stack seen before costs one varint in the file, and a new one costs

@@ -90,8 +90,9 @@ __attribute__((noinline)) static void rc_grow(struct rc_table *old)
         trk_sys_munmap(t, sizeof(struct rc_table) + (sizeof(struct rc_ent) << t->bits));
         return;
     }
-    /* the entries only: the header (bits) must stay readable */
-    uintptr_t first = ((uintptr_t)old + 4095) & ~(uintptr_t)4095;
+    /* all but the first page: the header (bits) must stay as it was for a
+     * reader that loaded the old table just before the switch */
+    uintptr_t first = (uintptr_t)old + 4096;
     uintptr_t end = (uintptr_t)old + old_len;
     if (end > first)
         syscall(SYS_madvise, (void *)first, (size_t)(end - first), MADV_DONTNEED);

@@ -348,6 +348,8 @@ static int parse_cie(const uint8_t *p, struct cie *c)
     if (rd_fixed(&r, 4) != 0) /* CIE id 0 in .eh_frame */
         return -1;
     uint8_t version = (uint8_t)rd_fixed(&r, 1);
+    if (version != 1 && version != 3) /* 4 adds address and segment sizes */
+        return -1;
     const char *aug = (const char *)r.p;
     size_t alen = strnlen(aug, (size_t)(end - r.p));
     r.p += alen + 1;
