@@ -237,6 +237,10 @@ struct trk_reader_status {
     uint64_t end_ts;      /* CLOCK_MONOTONIC ns */
     uint64_t end_records; /* chunks the writer says it wrote before END */
     uint64_t end_streams;
+    /* The unwinder check (TRACKER_UNWIND_CHECK): stacks walked by both the
+     * own unwinder and libunwind, how many differed, and walks the own one
+     * left to libunwind (END fields 6-8; 0 in older captures). */
+    uint64_t unwind_checked, unwind_mismatches, unwind_fallbacks;
     uint64_t lost_events;       /* LOST records plus END's lost field */
     uint64_t checksum_failures; /* chunks skipped for bad CRC or framing */
     uint64_t bad_chunks;        /* good CRC but unusable (type, codec, size) */

@@ -685,6 +685,9 @@ static void finish_totals(struct trk_prof_ctx *c, struct trk_reader *r)
     st->end_seen = rs->end_seen;
     st->end_reason = rs->end_reason;
     st->lost_events = rs->lost_events;
+    st->unwind_checked = rs->unwind_checked;
+    st->unwind_mismatches = rs->unwind_mismatches;
+    st->unwind_fallbacks = rs->unwind_fallbacks;
     st->checksum_failures = rs->checksum_failures;
     st->bad_chunks = rs->bad_chunks;
     st->broken_streams = rs->broken_streams;

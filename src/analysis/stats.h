@@ -88,6 +88,7 @@ struct trk_stats {
     bool end_seen;       /* the capture ends with END: end_reason is valid */
     uint32_t end_reason; /* enum trk_end_reason of format.h: exit, exec, _exit */
     uint64_t lost_events;
+    uint64_t unwind_checked, unwind_mismatches, unwind_fallbacks; /* TRACKER_UNWIND_CHECK */
     uint64_t checksum_failures;
     uint64_t bad_chunks;
     uint64_t broken_streams;

@@ -9,6 +9,7 @@
 
 #include "capture/config.h"
 #include "capture/sample.h"
+#include "capture/unwind.h"
 #include "common/env_options.h"
 
 /* The defaults hold until trk_config_load runs (and when it never does). */
@@ -47,6 +48,8 @@ void trk_config_load(void)
     trk_cfg.sample_bytes = (uint64_t)trk_env_long(TRK_ENV_SAMPLE_BYTES);
     trk_cfg.sample_seed = (uint64_t)trk_env_long(TRK_ENV_SAMPLE_SEED);
     trk_sample_init();
+    trk_unwind_configure((int)trk_env_long(TRK_ENV_UNWIND),
+                         (unsigned)trk_env_long(TRK_ENV_UNWIND_CHECK));
 
     /* The ring must hold the longest record (a module) several times over,
      * and a DATA chunk is at most 16 MiB raw. Round down to a power of two. */

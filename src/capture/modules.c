@@ -18,6 +18,7 @@
 
 #include "capture/events.h"
 #include "capture/modules.h"
+#include "capture/unwind.h"
 
 static _Atomic uint64_t generation;
 
@@ -156,6 +157,7 @@ static int snap_cb(struct dl_phdr_info *info, size_t size, void *arg)
  * the loader, forever. */
 void trk_modules_snapshot(struct trk_thread *t)
 {
+    trk_unwind_modules_refresh(t); /* the own unwinder's table of .eh_frame_hdr */
     struct snap_ctx c = {.t = t, .gen = 0, .count = 0, .emit = 0, .bytes = 0};
     trk_dl_enter(t);
     dl_iterate_phdr(snap_cb, &c);

@@ -73,15 +73,16 @@ __attribute__((always_inline)) static inline uint32_t trk_stack_sized(struct trk
                                                                       size_t size)
 {
     uintptr_t ra = (uintptr_t)__builtin_return_address(0);
+    uintptr_t fp = (uintptr_t)__builtin_frame_address(0); /* the walk starts at ra (unwind.c) */
     if (TRK_LIKELY(!trk_cfg.sample_bytes))
-        return trk_stack_from(t, ra);
+        return trk_stack_from(t, ra, fp);
     int64_t s = size > (size_t)INT64_MAX / 4 ? INT64_MAX / 4 : (int64_t)size;
     int64_t left = trk_tl_sample_left - s;
     if (TRK_LIKELY(left > 0)) {
         trk_tl_sample_left = left;
         return trk_stack_callsite(t, ra);
     }
-    return trk_sample_hit(t, s) ? trk_stack_from(t, ra) : trk_stack_callsite(t, ra);
+    return trk_sample_hit(t, s) ? trk_stack_from(t, ra, fp) : trk_stack_callsite(t, ra);
 }
 
 #endif /* TRK_CAPTURE_SAMPLE_H */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
- * stacks.c - native stack capture (libunwind) and in-process interning.
+ * stacks.c - native stack capture (the own unwinder of unwind.c, libunwind
+ * for what it leaves) and in-process interning.
  *
  * Stacks are interned into a process-wide trie of (parent node, ip) edges so
  * that a stack seen before costs one varint in the file, and a new one costs
@@ -20,6 +21,7 @@
 #include "capture/events.h"
 #include "capture/intern.h"
 #include "capture/stacks.h"
+#include "capture/unwind.h"
 #include "prim/sys.h"
 
 /* The trie: (parent node, ip) -> node id, in the lock-free intern table
@@ -179,19 +181,47 @@ static int unwind_into(uintptr_t *ips, int want)
     return n;
 }
 
-int trk_stack_unwind(struct trk_thread *t, int max)
+/* libunwind's unw_step loop: what unw_backtrace falls back to. Unlike its
+ * fast trace, whose per-thread frame cache is never invalidated, its DWARF
+ * caches are flushed when an object is unloaded (unwind_cfi.c calls
+ * unw_flush_cache): after a dlclose and a dlopen at the same address the
+ * fast trace reads the old object's rules (stack garbage as frames). */
+static int step_into(uintptr_t *ips, int want)
+{
+    unw_context_t uc;
+    unw_cursor_t cur;
+    int n = 0;
+    trk_tl_unw = 1;
+    if (unw_getcontext(&uc) == 0 && unw_init_local(&cur, &uc) == 0)
+        while (n < want && unw_step(&cur) > 0) {
+            unw_word_t ip;
+            if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0)
+                break;
+            ips[n++] = (uintptr_t)ip;
+        }
+    if (TRK_UNLIKELY(trk_tl_unw == 2))
+        unw_unblock();
+    trk_tl_unw = 0;
+    return n;
+}
+
+/* libunwind's walk into ips (TRK_DEPTH_MAX + 32 entries): unw_backtrace
+ * (fast, cached) until an object was unloaded, the step loop since. */
+__attribute__((noinline)) static int libunwind_walk(struct trk_thread *t, uintptr_t *ips, int max)
 {
     int want = max + 16;
     trk_dl_enter(t);
-    int n = unwind_into(t->ips, want);
+    int n = atomic_load_explicit(&trk_unwind_epoch, memory_order_relaxed) == 1
+                ? unwind_into(ips, want)
+                : step_into(ips, want);
     trk_dl_leave(t);
     /* Drop our own frames: the hook at the inner end, and the wrappers that
      * sit mid-stack when an interposed call (dlopen) allocates inside the
      * real one. The program's stack reads as if we were not there. */
     int k = 0;
     for (int i = 0; i < n; i++)
-        if (t->ips[i] < trk_self_lo || t->ips[i] >= trk_self_hi)
-            t->ips[k++] = t->ips[i];
+        if (ips[i] < trk_self_lo || ips[i] >= trk_self_hi)
+            ips[k++] = ips[i];
     return k > max ? max : k;
 }
 
@@ -200,9 +230,35 @@ int trk_stack_unwind_raw(uintptr_t *ips, int max)
     return unwind_into(ips, max);
 }
 
+/* The own walker (unwind.c) when it can, libunwind for the whole walk when
+ * a frame is not a standard one; 1 in TRACKER_UNWIND_CHECK walks runs both
+ * and counts any difference. */
+static int unwind_at(struct trk_thread *t, int max, uintptr_t ra, uintptr_t fp)
+{
+    if (TRK_LIKELY(trk_unwind_own)) {
+        int n = fp ? trk_unwind_fast_fp(t->ips, max, trk_self_lo, trk_self_hi, ra, fp)
+                   : trk_unwind_fast(t->ips, max, trk_self_lo, trk_self_hi);
+        if (TRK_LIKELY(n >= 0)) {
+            if (TRK_UNLIKELY(trk_unwind_check_due())) {
+                uintptr_t *ref = trk_unwind_check_buf();
+                if (ref)
+                    trk_unwind_check_record(t->ips, n, ref, libunwind_walk(t, ref, max));
+            }
+            return n;
+        }
+        trk_unwind_note_fallback();
+    }
+    return libunwind_walk(t, t->ips, max);
+}
+
+int trk_stack_unwind(struct trk_thread *t, int max)
+{
+    return unwind_at(t, max, 0, 0);
+}
+
 _Atomic(trk_stack_provider_fn) trk_stack_provider;
 
-uint32_t trk_stack_from(struct trk_thread *t, uintptr_t ra)
+uint32_t trk_stack_from(struct trk_thread *t, uintptr_t ra, uintptr_t fp)
 {
     /* Called by the dynamic loader (link maps, TLS blocks, a DTV being
      * resized): libunwind's first touch of its own TLS could re-enter the
@@ -218,7 +274,7 @@ uint32_t trk_stack_from(struct trk_thread *t, uintptr_t ra)
         if (p(t, &id))
             return id;
     }
-    return trk_stack_intern(t, t->ips, trk_stack_unwind(t, trk_cfg.depth));
+    return trk_stack_intern(t, t->ips, unwind_at(t, trk_cfg.depth, ra, fp));
 }
 
 /* libunwind sets up its per-thread state on first use, and that may
@@ -261,6 +317,7 @@ void trk_stacks_fork_parent(void)
  * fresh table (the parent's stays mapped copy-on-write and unused). */
 void trk_stacks_fork_child(void)
 {
+    trk_unwind_fork_child();
     if (trk_intern_reset(&trie, TRIE_WORDS, TRIE_INITIAL))
         atomic_store(&trk_active, 0);
 }

@@ -17,12 +17,15 @@
 int trk_stacks_init(void) TRK_HIDDEN;
 /* Unwinds the caller's stack (skipping the tracker's own frames) and returns
  * its interned id, 0 when no stack could be taken. ra is the hook's return
- * address; trk_stack, inlined into the hook, passes it. */
-uint32_t trk_stack_from(struct trk_thread *t, uintptr_t ra) TRK_HIDDEN;
+ * address and fp its frame pointer (we are built with frame pointers):
+ * trk_stack, inlined into the hook, passes them, so that the walk starts at
+ * the hook's caller (unwind.c checks fp before trusting it). */
+uint32_t trk_stack_from(struct trk_thread *t, uintptr_t ra, uintptr_t fp) TRK_HIDDEN;
 
 __attribute__((always_inline)) static inline uint32_t trk_stack(struct trk_thread *t)
 {
-    return trk_stack_from(t, (uintptr_t)__builtin_return_address(0));
+    return trk_stack_from(t, (uintptr_t)__builtin_return_address(0),
+                          (uintptr_t)__builtin_frame_address(0));
 }
 /* Unwinds the caller's native stack into t->ips, innermost first, without
  * the tracker's own frames; returns the count (at most max). */

@@ -45,6 +45,7 @@
 #include "capture/modules.h"
 #include "capture/output.h"
 #include "capture/own_mem.h"
+#include "capture/unwind.h"
 #include "prim/sys.h"
 #include "common/crc32c.h"
 #include "common/env_options.h"
@@ -484,7 +485,9 @@ void trk_writer_finish(int reason, int stop)
     /* After an internal failure the capture ends without a trailer, so that
      * every reader reports it as truncated instead of silently short. */
     if (!failed && atomic_load(&writer_state) == WS_RUNNING) {
-        uint8_t buf[(6 + TRK_OWN_FIELDS) * TRK_VARINT_MAX], *p = buf;
+        uint8_t buf[(9 + TRK_OWN_FIELDS) * TRK_VARINT_MAX], *p = buf;
+        struct trk_unwind_stats us;
+        trk_unwind_stats_get(&us);
         uint64_t lost = 0, streams = 0;
         for (struct trk_thread *t = trk_thread_list(); t; t = t->next) {
             lost += t->lost;
@@ -495,6 +498,9 @@ void trk_writer_finish(int reason, int stop)
         p = trk_put_varint(p, chunks_written);
         p = trk_put_varint(p, lost);
         p = trk_put_varint(p, streams);
+        p = trk_put_varint(p, us.checked); /* TRACKER_UNWIND_CHECK (docs/FORMAT.md) */
+        p = trk_put_varint(p, us.mismatches);
+        p = trk_put_varint(p, us.fallbacks);
         /* The tracker's own memory (docs/FORMAT.md §2, END): a count, then
          * the fields, so that later writers can add some. */
         uint64_t own[TRK_OWN_FIELDS];

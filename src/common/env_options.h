@@ -65,6 +65,10 @@ enum trk_env_kind {
       "seed of the sampling draws (0 = a new one per process)")                                    \
     X(LEAK_SCAN, BOOL, 1, 0, 1, TRK_ENV_PROPAGATE,                                                 \
       "0: no leak classification (reachability scan) at exit")                                     \
+    X(UNWIND, BOOL, 1, 0, 1, TRK_ENV_PROPAGATE,                                                    \
+      "0: libunwind walks every stack (1: the own unwinder, libunwind for unusual frames)")        \
+    X(UNWIND_CHECK, UINT, 0, 0, 1000000000, TRK_ENV_PROPAGATE,                                     \
+      "N > 0: also walk 1 in N stacks with libunwind and count mismatches (`tracker stats`)")      \
     X(QUIET, BOOL, 0, 0, 1, TRK_ENV_PROPAGATE, "1: no notices")                                    \
     X(DISABLE, BOOL, 0, 0, 1, 0,                                                                   \
       "1: load but record nothing (and start exec'd children as they ask)")                        \

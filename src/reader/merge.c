@@ -78,22 +78,25 @@ void trk_merge_free(struct trk_reader *r)
 static void handle_end(struct trk_reader *r, const uint8_t *p, size_t len)
 {
     const uint8_t *end = p + len;
-    uint64_t v[5] = {0};
+    uint64_t v[8] = {0};
     /* Missing trailing fields read as 0; extra ones are ignored by design. */
     int k = 0;
-    while (k < 5 && trk_get_varint(&p, end, &v[k]) == 0)
+    while (k < 8 && trk_get_varint(&p, end, &v[k]) == 0)
         k++;
     r->status.end_ts = v[0];
     r->status.end_reason = (uint32_t)v[1];
     r->status.end_records = v[2];
     r->end_lost = v[3];
     r->status.end_streams = v[4];
+    r->status.unwind_checked = v[5];
+    r->status.unwind_mismatches = v[6];
+    r->status.unwind_fallbacks = v[7];
     r->status.lost_events = r->lost_records + r->end_lost;
     /* Own memory (since version 4): a count, then that many fields; the
      * ones after those we know are a later writer's. */
     uint64_t n = 0;
     r->status.own_fields = 0;
-    if (k < 5 || trk_get_varint(&p, end, &n) < 0)
+    if (k < 8 || trk_get_varint(&p, end, &n) < 0)
         return;
     for (uint64_t i = 0; i < n && i < TRK_READER_OWN_MAX; i++) {
         if (trk_get_varint(&p, end, &r->status.own[i]) < 0)

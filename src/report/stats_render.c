@@ -62,6 +62,9 @@ static void print_warnings(FILE *f, const struct trk_stats *s)
     if (s->lost_events)
         fprintf(f, "warning: %s events were lost by the writer\n",
                 trk_rfmt_grouped(s->lost_events, g, sizeof(g)));
+    if (s->unwind_mismatches)
+        fprintf(f, "warning: the unwinder check found %s stacks that differ from libunwind's\n",
+                trk_rfmt_grouped(s->unwind_mismatches, g, sizeof(g)));
     if (s->checksum_failures)
         fprintf(f, "warning: %s corrupt chunks were skipped (checksum mismatch)\n",
                 trk_rfmt_grouped(s->checksum_failures, g, sizeof(g)));
@@ -81,8 +84,9 @@ static void print_warnings(FILE *f, const struct trk_stats *s)
                 "totals cover what is there\n",
                 trk_rfmt_grouped(s->missing_chunks, g, sizeof(g)),
                 s->missing_chunks == 1 ? "" : "s", s->missing_chunks == 1 ? "is" : "are");
-    if (s->truncated || s->lost_events || s->checksum_failures || s->bad_chunks ||
-        s->broken_streams || s->bytes_lost || s->inherited_missing || s->missing_chunks)
+    if (s->truncated || s->lost_events || s->unwind_mismatches || s->checksum_failures ||
+        s->bad_chunks || s->broken_streams || s->bytes_lost || s->inherited_missing ||
+        s->missing_chunks)
         fprintf(f, "\n");
 }
 
@@ -346,6 +350,10 @@ static void print_table(FILE *f, const char *file, const struct trk_stats *s,
     fprintf(f, "%-22s %" PRIu32 "\n", "PID", s->pid);
     fprintf(f, "%-22s %.3f s\n", "Duration", s->duration_s);
     fprintf(f, "%-22s %s\n", "Threads", trk_rfmt_grouped(s->threads, a, sizeof(a)));
+    if (s->unwind_checked) /* only with TRACKER_UNWIND_CHECK */
+        fprintf(f, "%-22s %s stacks compared with libunwind, %s differ\n", "Unwinder check",
+                trk_rfmt_grouped(s->unwind_checked, a, sizeof(a)),
+                trk_rfmt_grouped(s->unwind_mismatches, b, sizeof(b)));
     const char *how = ended(s);
     bool exec = how && s->end_reason == TRK_END_EXEC;
     if (exec)
@@ -467,6 +475,9 @@ static void print_json(FILE *f, const struct trk_stats *s, const struct trk_stat
     if (s->heap_unseen) /* only then: older consumers see the object they know */
         trk_rjson_bool(&j, "heap_unseen", true);
     trk_rjson_u64(&j, "lost_events", s->lost_events);
+    trk_rjson_u64(&j, "unwind_checked", s->unwind_checked);
+    trk_rjson_u64(&j, "unwind_mismatches", s->unwind_mismatches);
+    trk_rjson_u64(&j, "unwind_fallbacks", s->unwind_fallbacks);
     trk_rjson_u64(&j, "checksum_failures", s->checksum_failures);
     trk_rjson_u64(&j, "bad_chunks", s->bad_chunks);
     trk_rjson_u64(&j, "broken_streams", s->broken_streams);

@@ -90,7 +90,8 @@ FLAGS_A = ["--depth", "7", "--no-mmap", "--no-follow-fork", "--buffer-kb", "64",
            "--no-python", "--sample-bytes", "4096"]
 ENV_A = {"TRACKER_RSS_MS": "0", "TRACKER_FLUSH_MS": "3", "TRACKER_LZ4_ACCEL": "9",
          "TRACKER_SAMPLE_SEED": "5",
-         "TRACKER_TABLE_KB": "128", "TRACKER_LEAK_SCAN": "0"}
+         "TRACKER_TABLE_KB": "128", "TRACKER_LEAK_SCAN": "0",
+         "TRACKER_UNWIND": "0", "TRACKER_UNWIND_CHECK": "5"}
 FLAGS_B = ["--python-only", "--python-allocators"]
 
 OPT_MMAP, OPT_FORK, OPT_RSS = 1, 2, 4
@@ -135,6 +136,7 @@ def test_every_entry_across_exec_with_empty_env(env):
         "TRACKER_FLUSH_MS": "3", "TRACKER_LZ4_ACCEL": "9", "TRACKER_PYTHON": "0",
         "TRACKER_QUIET": "1", "TRACKER_TABLE_KB": "128", "TRACKER_SAMPLE_BYTES": "4096", "TRACKER_SAMPLE_SEED": "5",
         "TRACKER_LEAK_SCAN": "0",
+        "TRACKER_UNWIND": "0", "TRACKER_UNWIND_CHECK": "5",
     }
     want_b = {"TRACKER_PYTHON": "1", "TRACKER_PYTHON_ALLOCATORS": "1"}
     checks = []
@@ -183,6 +185,10 @@ def test_every_entry_across_exec_with_empty_env(env):
          "TRACKER_TABLE_KB=128: child's tables_peak_bytes %d" % sa["tracker_memory"]["tables_peak_bytes"]),
         (sa.get("sample_bytes"), 4096, "TRACKER_SAMPLE_BYTES=4096: child's sample_bytes"),
         (sc.get("sample_bytes"), None, "default run: child's sample_bytes"),
+        # libunwind only: nothing for the check to compare (test_unwind.py
+        # covers the check itself)
+        (sa["unwind_checked"] + sa["unwind_fallbacks"], 0, "TRACKER_UNWIND=0: own walks"),
+        (sc["unwind_checked"], 0, "default run: TRACKER_UNWIND_CHECK off"),
     ]
     eq_all(checks)
 
