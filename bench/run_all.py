@@ -207,6 +207,8 @@ def section_python(args, python, tracker, tmp, rows):
         cmd += ["--quick", "--only", "py_alloc_churn,json_roundtrip,threadpool_dicts,np_mixed"]
     if args.py_only:
         cmd += ["--only", args.py_only]
+    if args.py_modes:
+        cmd += ["--modes", args.py_modes]
     log("[python] " + " ".join(cmd))
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     for line in r.stdout.splitlines():
@@ -306,6 +308,7 @@ def main():
     ap.add_argument("--reps", type=int, default=None, help="allocbench/python runs (default 5; quick 3)")
     ap.add_argument("--pairs", type=int, default=None, help="allocbench pairs/thread (default 2M; quick 200k)")
     ap.add_argument("--py-only", default=None, help="python workloads subset (run_python_bench --only)")
+    ap.add_argument("--py-modes", default=None, help="python modes subset (run_python_bench --modes)")
     ap.add_argument("--py-out", default=None, help="also keep run_python_bench's own markdown here")
     ap.add_argument("--out", default=os.path.join(HERE, "results_all.md"))
     ap.add_argument("--timeout", type=float, default=900)
