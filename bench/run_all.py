@@ -210,10 +210,15 @@ def section_python(args, python, tracker, tmp, rows):
     if args.py_modes:
         cmd += ["--modes", args.py_modes]
     log("[python] " + " ".join(cmd))
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    for line in r.stdout.splitlines():
+    # Streamed, so that progress shows while it runs (it is the long part).
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    tail = []
+    for line in p.stdout:
+        tail = (tail + [line])[-20:]
         if line.startswith("[run "):
-            log("[python] " + line)
+            log("[python] " + line.rstrip())
+    p.wait()
+    r = subprocess.CompletedProcess(cmd, p.returncode, "".join(tail))
     try:
         with open(js) as f:
             data = json.load(f)
