@@ -45,13 +45,22 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# (name, file in --workloads or None for the generated empty script, needs numpy)
+# (name, file in --workloads or None for the generated empty script, needs
+# numpy, argument for --quick: the script's iteration count, ~10x smaller).
+# The first five are ../shared/workloads/ (copied into bench/workloads/);
+# the rest are the more realistic ones of issue 12.
 WORKLOADS = [
-    ("empty", None, False),
-    ("py_alloc_churn", "py_alloc_churn.py", False),
-    ("np_alloc", "np_alloc.py", True),
-    ("import_many", "import_many.py", False),
-    ("calls_only", "calls_only.py", False),
+    ("empty", None, False, None),
+    ("py_alloc_churn", "py_alloc_churn.py", False, "30000"),
+    ("np_alloc", "np_alloc.py", True, "40"),
+    ("import_many", "import_many.py", False, None),
+    ("calls_only", "calls_only.py", False, "200000"),
+    ("json_roundtrip", "json_roundtrip.py", False, "300"),
+    ("object_graph", "object_graph.py", False, "50"),
+    ("regex_text", "regex_text.py", False, "100"),
+    ("threadpool_dicts", "threadpool_dicts.py", False, "90"),
+    ("iter_pipeline", "iter_pipeline.py", False, "35"),
+    ("np_mixed", "np_mixed.py", True, "3000"),
 ]
 
 # (name, tool, extra flags). Tracker flags are checked against `tracker run
@@ -239,11 +248,15 @@ def main():
     ap.add_argument("--tracker", default="build/tracker",
                     help="tracker binary (default build/tracker; libtracker.so must be beside it)")
     ap.add_argument("--python", default="/usr/bin/python3", help="interpreter (default /usr/bin/python3)")
-    ap.add_argument("--memray-path", default=None,
-                    help="PYTHONPATH under which `python -m memray` works; memray modes are "
-                         "skipped without it")
-    ap.add_argument("--workloads", default=os.path.join(os.path.dirname(REPO), "shared", "workloads"),
-                    help="directory of the workload scripts (default ../shared/workloads)")
+    ap.add_argument("--memray-path", default=os.environ.get("MEMRAY_PATH"),
+                    help="PYTHONPATH under which `python -m memray` works (default: $MEMRAY_PATH); "
+                         "memray modes are skipped without it")
+    ap.add_argument("--workloads", default=os.path.join(REPO, "bench", "workloads"),
+                    help="directory of the workload scripts (default bench/workloads)")
+    ap.add_argument("--quick", action="store_true",
+                    help="each script with ~10x fewer iterations (a smoke run; ratios are rougher)")
+    ap.add_argument("--json", default=None,
+                    help="also write the medians as JSON here (bench/run_all.py reads it)")
     ap.add_argument("--runs", type=int, default=3, help="rounds (medians reported; default 3)")
     ap.add_argument("--only", default=None,
                     help="comma-separated workloads: " + ",".join(w[0] for w in WORKLOADS))
@@ -273,6 +286,9 @@ def main():
         if unknown:
             die(f"unknown workload(s) in --only: {','.join(sorted(unknown))}")
         workloads = [w for w in WORKLOADS if w[0] in want]
+    # The quick-run argument is dropped here; `script_args` keeps it.
+    script_args = {w[0]: ([w[3]] if args.quick and w[3] else []) for w in workloads}
+    workloads = [w[:3] for w in workloads]
     wanted_modes = None
     if args.modes:
         wanted_modes = set(args.modes.split(",")) | {"plain"}
@@ -351,19 +367,19 @@ def main():
     with open(empty_py, "w") as f:
         f.write('print("empty")\n')
 
-    def command(tool, flags, script, d):
+    def command(tool, flags, script, d, sargs):
         """(argv, env, capture glob) of one run in directory d."""
         cap = os.path.join(d, "cap.bin")
         if tool == "plain":
-            return [python, script], base_env, None
+            return [python, script] + sargs, base_env, None
         if tool == "tracker":
             cmd = [tracker, "run", "-q", "-f", "-o", cap]
             if tracker_python_flag:
                 cmd += ["--python", python] + flags + ["--", script]
             else:
                 cmd += flags + ["--", python, script]
-            return cmd, base_env, os.path.join(d, "cap*.bin")
-        return ([python, "-m", "memray", "run", "-q", "-f"] + flags + ["-o", cap, script],
+            return cmd + sargs, base_env, os.path.join(d, "cap*.bin")
+        return ([python, "-m", "memray", "run", "-q", "-f"] + flags + ["-o", cap, script] + sargs,
                 memray_env, os.path.join(d, "cap.bin*"))
 
     results = {w[0]: {m: [] for m in mode_names} for w in workloads}
@@ -385,7 +401,7 @@ def main():
                     d = os.path.join(tmp_root, "run")
                     os.makedirs(d, exist_ok=True)
                     clean_dir(d)
-                    cmd, env, cap_glob = command(tool, flags, script, d)
+                    cmd, env, cap_glob = command(tool, flags, script, d, script_args[wname])
                     print(f"[run {rnd + 1}/{args.runs}] {wname:14s} {mname:42s} ", end="", flush=True)
                     try:
                         r = run_one(cmd, env, d, args.timeout)
@@ -459,7 +475,7 @@ def main():
     # ---- report ----
     md = ["# Python workloads: tracker vs memray vs plain", ""]
     md.append(f"{datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}; medians of {args.runs} interleaved "
-              "run(s); generated by `bench/run_python_bench.py`. Workloads from `../shared/workloads/`; "
+              "run(s); generated by `bench/run_python_bench.py`. Workloads from `bench/workloads/` (the first five are `../shared/workloads/`); "
               "memray and heaptrack reference figures in `../shared/reference/memray-baseline.md`.")
     md.append("")
     md += env_info(tracker, python, args.memray_path and os.path.abspath(args.memray_path),
@@ -619,6 +635,12 @@ def main():
     with open(out, "w") as f:
         f.write(text)
     print(f"\nwritten to {out}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"modes": mode_names, "workloads": wl_names, "runs": args.runs,
+                       "memray": memray_version,
+                       "medians": [dict(s, workload=w, mode=m) for (w, m), s in S.items()],
+                       "failed": [f"{w} / {m}: {msg}" for (w, m), msg in failed.items()]}, f, indent=1)
     return 1 if failed else 0
 
 

@@ -129,6 +129,16 @@ struct trk_py_cache_ent {
     int64_t lasti;
     uint64_t value;
 };
+/* What one level of the previous walk read: when the frame at that level
+ * is the same frame at the same instruction of the same code (and line
+ * table), its STACK value is the one in pyv, with no lookup. */
+struct trk_py_level {
+    const void *frame;
+    const void *code;
+    const void *linetable;
+    uintptr_t at; /* the raw instruction pointer / f_lasti read */
+};
+
 struct trk_py_thread {
     uint32_t epoch; /* cache is valid while this equals the global epoch */
     struct trk_py_cache_ent cache[TRK_PY_CACHE];
@@ -136,6 +146,14 @@ struct trk_py_thread {
     uint64_t pyv[TRK_DEPTH_MAX];
     uint8_t pyentry[TRK_DEPTH_MAX];
     uintptr_t merged[2 * TRK_DEPTH_MAX + 32];
+    /* The previous walk (py_stack.c): levels[0..last_n) are valid; when a
+     * walk matches all of them, the Python-only stack is last_id again
+     * (while the capture's stack cache epoch is still last_cache_epoch). */
+    struct trk_py_level levels[TRK_DEPTH_MAX];
+    int last_n;
+    uint32_t last_id;
+    uint16_t last_cache_epoch;
+    uint8_t last_same; /* set by trk_py_walk: every level matched */
 };
 
 /* py_stack.c: the calling thread's frames, innermost first, into b->pyv

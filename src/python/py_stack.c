@@ -242,8 +242,36 @@ static uint64_t frame_value(struct trk_thread *t, struct trk_py_thread *b, const
     return v;
 }
 
+/* The instruction a frame is at, as read (an instruction pointer from 3.11,
+ * an offset before): the key of the per-level reuse, converted to an offset
+ * only when the level changed. */
+static inline uintptr_t frame_at(const void *f, const struct trk_py_layout *L)
+{
+    if (L->style == TRK_PYS_FRAMEOBJ)
+        return (uintptr_t)(uint32_t)LOAD_I32(f, L->f_lasti);
+    return (uintptr_t)LOAD_PTR(f, L->f_lasti);
+}
+
+static inline int64_t frame_lasti(uintptr_t at, const PyObject *code, const struct trk_py_layout *L)
+{
+    if (L->style == TRK_PYS_FRAMEOBJ) {
+        int64_t lasti = (int32_t)(uint32_t)at;
+        return L->lasti_units && lasti >= 0 ? lasti * 2 : lasti;
+    }
+    return (int64_t)(at - (uintptr_t)((const char *)code + L->co_code));
+}
+
+/* Why the per-level reuse: an allocation-heavy loop allocates again and
+ * again from the same frames at the same instructions (a comprehension, a
+ * join), so most levels of a walk are exactly the previous walk's. A level
+ * is reused only when its frame, code object, line table and instruction
+ * are all the ones read last time, the same key the (code, offset) cache
+ * trusts; the callers of a running frame are suspended at their call, so
+ * a changed caller shows as a changed frame or instruction at its level. */
 int trk_py_walk(struct trk_thread *t, struct trk_py_thread *b, int max)
 {
+    (void)t;
+    b->last_same = 0;
     const void *ts = trk_pyapi.GILState_GetThisThreadState();
     const void *f = trk_py_top_frame(ts);
     if (!f)
@@ -252,10 +280,11 @@ int trk_py_walk(struct trk_thread *t, struct trk_py_thread *b, int max)
     if (TRK_UNLIKELY(b->epoch != epoch)) {
         memset(b->cache, 0, sizeof(b->cache));
         b->epoch = epoch;
+        b->last_n = 0;
     }
     const struct trk_py_layout *L = &trk_pylay;
     const void *code_type = trk_pyapi.Code_Type;
-    int n = 0;
+    int n = 0, same = 1, last_n = b->last_n;
     /* Bounded: a corrupt chain must not keep us here. */
     for (int guard = 0; f && n < max && guard < 4 * TRK_DEPTH_MAX; guard++) {
         const void *prev = LOAD_PTR(f, L->f_back);
@@ -268,28 +297,32 @@ int trk_py_walk(struct trk_thread *t, struct trk_py_thread *b, int max)
             f = prev;
             continue;
         }
-        int64_t lasti;
-        if (L->style == TRK_PYS_FRAMEOBJ) {
-            lasti = LOAD_I32(f, L->f_lasti);
-            if (L->lasti_units && lasti >= 0)
-                lasti *= 2;
-        } else {
-            const char *ip = LOAD_PTR(f, L->f_lasti);
-            lasti = ip - ((const char *)code + L->co_code);
+        uintptr_t at = frame_at(f, L);
+        const void *lt = LOAD_PTR(code, L->co_linetable);
+        struct trk_py_level *lv = &b->levels[n];
+        if (!(n < last_n && lv->frame == f && lv->at == at && lv->code == code &&
+              lv->linetable == lt)) {
+            uint64_t v = frame_value(t, b, code, frame_lasti(at, code, L));
+            if (!v)
+                break;
+            b->pyv[n] = v;
+            lv->frame = f;
+            lv->at = at;
+            lv->code = code;
+            lv->linetable = lt;
+            same = 0;
         }
-        uint64_t v = frame_value(t, b, code, lasti);
-        if (!v)
-            break;
         uint8_t entry = 1;
         if (L->f_is_entry >= 0)
             entry = LOAD_U8(f, L->f_is_entry);
         else if (L->owner_cstack >= 0)
             entry = !prev || LOAD_U8(prev, L->f_owner) == L->owner_cstack;
-        b->pyv[n] = v;
         b->pyentry[n] = entry;
         n++;
         f = prev;
     }
+    b->last_n = n;
+    b->last_same = same && n == last_n && n > 0;
     return n;
 }
 
@@ -354,7 +387,15 @@ int trk_py_stack(struct trk_thread *t, uint32_t *id)
     if (np == 0)
         return 0;
     if (trk_py_cfg.mode == TRK_PY_ONLY) {
+        /* Same frames at the same instructions as last time: same stack
+         * (while the stack cache's epoch says its ids still hold). */
+        if (b->last_same && b->last_id && b->last_cache_epoch == t->cache_epoch) {
+            *id = b->last_id;
+            return 1;
+        }
         *id = trk_stack_intern(t, (const uintptr_t *)b->pyv, np);
+        b->last_id = *id;
+        b->last_cache_epoch = t->cache_epoch;
         return 1;
     }
     int nn = trk_stack_unwind(t, trk_cfg.depth);
