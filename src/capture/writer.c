@@ -2,9 +2,9 @@
  *
  * writer.c - the two background threads and the file's chunk stream.
  *
- * The writer thread is a pure consumer: it copies each thread's committed
- * bytes out of its ring, compresses them (LZ4) into a DATA chunk and writes
- * it, then writes a WATERMARK. It never takes the loader lock and never
+ * The writer thread is a pure consumer: it writes each thread's committed
+ * bytes as a DATA chunk (LZ4-compressed where that pays, see write_stream),
+ * then a WATERMARK. It never takes the loader lock and never
  * produces records, so producers waiting for ring space always make progress.
  * The sampler thread is a producer: RSS every TRACKER_RSS_MS and module
  * snapshots when the loader's counters moved.
@@ -120,9 +120,12 @@ void trk_fail(const char *what, int err)
         trk_log("stopped tracking: ", what, err ? strerrordesc_np(err) : NULL);
 }
 
-static int write_chunk(unsigned type, uint32_t stream, const uint8_t *payload, uint32_t stored,
-                       uint32_t raw, unsigned codec, uint64_t arg)
+/* Writes one chunk whose stored payload is p1[0, n1) then p2[0, n2) (a ring
+ * piece that wraps is written from the ring itself, without a copy). */
+static int write_chunk2(unsigned type, uint32_t stream, const uint8_t *p1, uint32_t n1,
+                        const uint8_t *p2, uint32_t n2, uint32_t raw, unsigned codec, uint64_t arg)
 {
+    uint32_t stored = n1 + n2;
     uint8_t h[TRK_CHUNK_HEAD];
     memcpy(h, TRK_CHUNK_MAGIC, 4);
     h[4] = (uint8_t)type;
@@ -134,10 +137,11 @@ static int write_chunk(unsigned type, uint32_t stream, const uint8_t *payload, u
     trk_put_le64(h + 24, arg);
     uint32_t crc = trk_crc32c(0, h + 4, 16);
     crc = trk_crc32c(crc, h + 24, 8);
-    crc = trk_crc32c(crc, payload, stored);
+    crc = trk_crc32c(crc, p1, n1);
+    crc = trk_crc32c(crc, p2, n2);
     trk_put_le32(h + 20, crc);
 
-    struct iovec iov[2] = {{h, sizeof(h)}, {(void *)payload, stored}};
+    struct iovec iov[3] = {{h, sizeof(h)}, {(void *)p1, n1}, {(void *)p2, n2}};
     size_t total = sizeof(h) + stored;
     /* Pinned: a program's dup2 onto this number waits until we are done
      * (fds.c). The identity check catches what no hook sees (a raw
@@ -150,7 +154,7 @@ static int write_chunk(unsigned type, uint32_t stream, const uint8_t *payload, u
         return -1;
     }
     while (total) {
-        ssize_t n = writev(fd, iov, 2);
+        ssize_t n = writev(fd, iov, 3);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
@@ -161,7 +165,7 @@ static int write_chunk(unsigned type, uint32_t stream, const uint8_t *payload, u
             return -1;
         }
         total -= (size_t)n;
-        for (int i = 0; i < 2 && n; i++) {
+        for (int i = 0; i < 3 && n; i++) {
             size_t k = (size_t)n < iov[i].iov_len ? (size_t)n : iov[i].iov_len;
             iov[i].iov_base = (uint8_t *)iov[i].iov_base + k;
             iov[i].iov_len -= k;
@@ -173,22 +177,49 @@ static int write_chunk(unsigned type, uint32_t stream, const uint8_t *payload, u
     return 0;
 }
 
+static int write_chunk(unsigned type, uint32_t stream, const uint8_t *payload, uint32_t stored,
+                       uint32_t raw, unsigned codec, uint64_t arg)
+{
+    return write_chunk2(type, stream, payload, stored, NULL, 0, raw, codec, arg);
+}
+
+/* Compression only where it pays. Heap event records (docs/FORMAT.md §4.1)
+ * are already dense, and LZ4 saved nothing on them while costing the
+ * writer more than the rest of its work (allocbench: ~53 of ~84
+ * instructions per event); streams heavy in names and stacks (Python
+ * code records, module paths) still shrink. So each stream keeps
+ * compressing while a chunk shrinks by at least 1/LZ_MIN_GAIN, and after a
+ * chunk that did not, stores its next LZ_RETRY chunks without trying.
+ * Indexed by stream id modulo the table: streams that share a slot only
+ * share the decision. */
+#define LZ_MIN_GAIN 16
+#define LZ_RETRY    32
+static uint8_t lz_skip[64];
+
 /* pre: flush_lock held. Writes ring bytes [from, to) as one DATA chunk;
  * both ends lie on record boundaries because only commits publish them. */
 static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to)
 {
     uint64_t len = to - from, size = t->ring_mask + 1, off = from & t->ring_mask;
     uint64_t first = size - off < len ? size - off : len;
+    uint8_t *skip = &lz_skip[t->stream % sizeof(lz_skip)];
+    if (*skip) {
+        /* Stored straight from the ring: the bytes stay put until consumed
+         * moves past them, which happens only after this write. */
+        (*skip)--;
+        return write_chunk2(TRK_CHUNK_DATA, t->stream, t->ring + off, (uint32_t)first, t->ring,
+                            (uint32_t)(len - first), (uint32_t)len, TRK_CODEC_STORED, from);
+    }
     memcpy(raw_buf, t->ring + off, first);
     memcpy(raw_buf + first, t->ring, len - first);
-    /* Thread streams are varint noise that LZ4 shrinks by only ~10%; a
-     * faster setting costs a few percent of size and frees the core the
+    /* A faster setting costs a few percent of size and frees the core the
      * program's own threads compete for (TRACKER_LZ4_ACCEL). */
     int n = LZ4_compress_fast_extState(lz_state, (const char *)raw_buf, (char *)lz_buf, (int)len,
                                        lz_cap, trk_cfg.lz4_accel);
-    if (n > 0 && (uint64_t)n < len)
+    if (n > 0 && (uint64_t)n <= len - len / LZ_MIN_GAIN)
         return write_chunk(TRK_CHUNK_DATA, t->stream, lz_buf, (uint32_t)n, (uint32_t)len,
                            TRK_CODEC_LZ4, from);
+    *skip = LZ_RETRY;
     return write_chunk(TRK_CHUNK_DATA, t->stream, raw_buf, (uint32_t)len, (uint32_t)len,
                        TRK_CODEC_STORED, from);
 }
