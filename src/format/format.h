@@ -106,6 +106,7 @@ enum trk_chunk_type {
 enum trk_codec {
     TRK_CODEC_STORED = 0,
     TRK_CODEC_LZ4 = 1, /* one LZ4 block (LZ4_compress_default) */
+    TRK_CODEC_HUF = 2, /* one canonical Huffman code over bytes (common/huf.h); since version 4 */
 };
 
 /* END payload: varints end_ts, reason, chunks, lost, streams, in this order.

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "common/crc32c.h"
+#include "common/huf.h"
 #include "common/varint.h"
 #include "format/format.h"
 #include "format/record.h"
@@ -217,6 +218,108 @@ static void test_alloc_golden_bytes(void **unused)
     assert_true(r.seq == 4 && r.seq2 == 6 && r.addr == 0x0ff0 && r.addr2 == 0x1000);
     assert_true(r.size == 200 && r.stack == 7 && r.ts == 6);
     assert_memory_equal(&ds, &st, sizeof st);
+}
+
+/* ---- The HUF chunk codec (FORMAT.md §2) ---------------------------------- */
+
+/* "abaabc": counts a 3, b 2, c 1 -> lengths a 1, b 2, c 2; canonical codes
+ * a 0, b 10, c 11; bits 0 10 0 0 10 11 = 0100 0101 1 + 7 zero bits. */
+static void test_huf_golden_bytes(void **unused)
+{
+    (void)unused;
+    uint8_t out[TRK_HUF_TABLE + 8];
+    size_t n = trk_huf_encode((const uint8_t *)"abaabc", 6, out, sizeof out);
+    assert_int_equal(n, TRK_HUF_TABLE + 2);
+    uint8_t table[TRK_HUF_TABLE] = {0};
+    table['a' / 2] = 1 << 4;     /* 'a' = 97: odd, high nibble */
+    table['b' / 2] = 2 | 2 << 4; /* 'b' = 98 low nibble, 'c' = 99 high */
+    assert_memory_equal(out, table, TRK_HUF_TABLE);
+    assert_int_equal(out[TRK_HUF_TABLE], 0x45);
+    assert_int_equal(out[TRK_HUF_TABLE + 1], 0x80);
+    uint8_t back[6];
+    assert_int_equal(trk_huf_decode(out, n, back, 6), 0);
+    assert_memory_equal(back, "abaabc", 6);
+    /* One byte value only, or no room: not encoded. */
+    assert_int_equal(trk_huf_encode((const uint8_t *)"aaaa", 4, out, sizeof out), 0);
+    assert_int_equal(trk_huf_encode((const uint8_t *)"abaabc", 6, out, TRK_HUF_TABLE + 1), 0);
+    /* Malformed: a padding bit set, a byte too many or too few, codes that
+     * run past the payload, an incomplete or overlong code, no table. */
+    uint8_t bad[TRK_HUF_TABLE + 8];
+    memcpy(bad, out, n);
+    bad[TRK_HUF_TABLE + 1] = 0x81;
+    assert_int_equal(trk_huf_decode(bad, n, back, 6), -1);
+    memcpy(bad, out, n);
+    bad[n] = 0;
+    assert_int_equal(trk_huf_decode(bad, n + 1, back, 6), -1);
+    assert_int_equal(trk_huf_decode(out, n - 1, back, 6), -1);
+    /* (The padding may decode as codes of a short symbol: raw_len, under
+     * the chunk CRC, says how many there are. More than the bits hold:) */
+    uint8_t more[20];
+    assert_int_equal(trk_huf_decode(out, n, more, sizeof more), -1);
+    /* An incomplete code (a 0, b 10: Kraft sum 3/4) is fine until a bit
+     * pattern that is no code (11) comes. */
+    uint8_t part[TRK_HUF_TABLE + 1] = {0};
+    part['a' / 2] = 1 << 4;
+    part['b' / 2] = 2;
+    part[TRK_HUF_TABLE] = 0x40; /* 0 10 00000: a b */
+    assert_int_equal(trk_huf_decode(part, sizeof part, back, 2), 0);
+    assert_memory_equal(back, "ab", 2);
+    part[TRK_HUF_TABLE] = 0x60; /* 0 11: no code */
+    assert_int_equal(trk_huf_decode(part, sizeof part, back, 2), -1);
+    memcpy(bad, out, n);
+    bad['c' / 2] = 1 | 2 << 4; /* b: 1 bit, Kraft sum 5/4 */
+    assert_int_equal(trk_huf_decode(bad, n, back, 6), -1);
+    bad['c' / 2] = 2 | 12 << 4;
+    assert_int_equal(trk_huf_decode(bad, n, back, 6), -1);
+    assert_int_equal(trk_huf_decode(out, TRK_HUF_TABLE - 1, back, 6), -1);
+}
+
+/* Round trips over flat, skewed and geometric distributions, sizes 2..64
+ * KiB, and a Fibonacci distribution whose plain Huffman code is deeper than
+ * TRK_HUF_MAX_LEN (the lengths must be limited). */
+static void test_huf_round_trip(void **unused)
+{
+    (void)unused;
+    static uint8_t in[65536], out[TRK_HUF_TABLE + 65536 * 2], back[65536];
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (int round = 0; round < 40; round++) {
+        size_t n = 2 + (size_t)(x % 65535);
+        for (size_t i = 0; i < n; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            unsigned r = (unsigned)(x >> 40);
+            switch (round % 4) {
+            case 0: in[i] = (uint8_t)r; break;
+            case 1: in[i] = (uint8_t)(r % 3 ? 0 : r); break;
+            case 2: in[i] = (uint8_t)__builtin_ctz(r | 1u << 23); break;
+            default: in[i] = (uint8_t)(r % 5); break;
+            }
+        }
+        in[0] = 0;
+        in[1] = 1; /* at least two values */
+        size_t m = trk_huf_encode(in, n, out, sizeof out);
+        assert_true(m >= TRK_HUF_TABLE);
+        memset(back, 0xAA, n);
+        assert_int_equal(trk_huf_decode(out, m, back, n), 0);
+        assert_memory_equal(back, in, n);
+    }
+    /* Counts 1, 1, 2, 3, 5, 8, ...: a plain Huffman tree 20 deep. */
+    size_t n = 0;
+    uint32_t a = 1, b = 1;
+    for (unsigned s = 0; s < 21 && n < sizeof in; s++) {
+        for (uint32_t k = 0; k < a && n < sizeof in; k++)
+            in[n++] = (uint8_t)s;
+        uint32_t t = a + b;
+        a = b;
+        b = t;
+    }
+    size_t m = trk_huf_encode(in, n, out, sizeof out);
+    assert_true(m > TRK_HUF_TABLE);
+    for (unsigned s = 0; s < 256; s++)
+        assert_true(((out[s / 2] >> (4 * (s & 1))) & 15) <= TRK_HUF_MAX_LEN);
+    assert_int_equal(trk_huf_decode(out, m, back, n), 0);
+    assert_memory_equal(back, in, n);
 }
 
 /* ---- Compact heap records (version 4, FORMAT.md §4.1) ------------------ */
@@ -1067,6 +1170,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_crc32c),
         cmocka_unit_test(test_crc32c_hw_matches_tables),
+        cmocka_unit_test(test_huf_golden_bytes),
+        cmocka_unit_test(test_huf_round_trip),
         cmocka_unit_test(test_compact_golden_bytes),
         cmocka_unit_test(test_compact_round_trip),
         cmocka_unit_test(test_varint_edges),
