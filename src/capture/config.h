@@ -26,6 +26,7 @@ struct trk_config {
     int rss_ms;         /* RSS sampling period, 0 = off */
     int flush_ms;       /* writer flush period */
     int lz4_accel;      /* LZ4 acceleration of the writer (1 = LZ4_compress_default) */
+    int compress;       /* compress chunks where it pays (writer.c) */
     uint32_t ring_size; /* per-thread buffer bytes, power of two */
 };
 

@@ -197,8 +197,11 @@ static int write_chunk(unsigned type, uint32_t stream, const uint8_t *payload, u
 #define LZ_MIN_GAIN 16
 #define LZ_RETRY    32
 /* Pieces shorter than this are stored: HUF's table alone is 128 bytes, and
- * each try has a fixed cost (a code per chunk). */
-#define LZ_MIN_LEN 4096
+ * each try has a fixed cost (a code per chunk). HUF costs the writer ~20
+ * instructions per byte (~110 per allocbench event, about what LZ4 and the
+ * table CRC cost before format 4), so TRACKER_COMPRESS=0 trades the ~15%
+ * for that. */
+#define LZ_MIN_LEN 16384
 static uint8_t lz_skip[64];
 
 /* pre: flush_lock held. Writes ring bytes [from, to) as one DATA chunk;
@@ -208,7 +211,7 @@ static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to)
     uint64_t len = to - from, size = t->ring_mask + 1, off = from & t->ring_mask;
     uint64_t first = size - off < len ? size - off : len;
     uint8_t *skip = &lz_skip[t->stream % sizeof(lz_skip)];
-    if (*skip || len < LZ_MIN_LEN) {
+    if (*skip || len < LZ_MIN_LEN || !trk_cfg.compress) {
         /* Stored straight from the ring: the bytes stay put until consumed
          * moves past them, which happens only after this write. */
         *skip -= *skip != 0;

@@ -35,7 +35,7 @@ struct trk_rec_state {
 
 /* ---- Encoders ------------------------------------------------------------ */
 
-/* A stream's timestamps never decrease (docs/FORMAT.md §4): a clock that
+/* A stream's timestamps never decrease (docs/FORMAT.md §4.2): a clock that
  * stepped back a little (a TSC fit re-anchored, a CPU migration, a nested
  * call's earlier reading published later) reads as no time passing. */
 static inline uint64_t trk_enc_ts(const struct trk_rec_state *st, uint64_t ts)

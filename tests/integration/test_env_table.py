@@ -88,7 +88,8 @@ def exec_empty(env, extra=(), run_env=None):
 # for the Python options that exclude --no-python, and one with defaults.
 FLAGS_A = ["--depth", "7", "--no-mmap", "--no-follow-fork", "--buffer-kb", "64", "-q",
            "--no-python"]
-ENV_A = {"TRACKER_RSS_MS": "0", "TRACKER_FLUSH_MS": "3", "TRACKER_LZ4_ACCEL": "9"}
+ENV_A = {"TRACKER_RSS_MS": "0", "TRACKER_FLUSH_MS": "3", "TRACKER_LZ4_ACCEL": "9",
+         "TRACKER_COMPRESS": "0"}
 FLAGS_B = ["--python-only", "--python-allocators"]
 
 OPT_MMAP, OPT_FORK, OPT_RSS = 1, 2, 4
@@ -131,7 +132,7 @@ def test_every_entry_across_exec_with_empty_env(env):
         "TRACKER_FORCE": "1", "TRACKER_DEPTH": "7", "TRACKER_MMAP": "0",
         "TRACKER_FOLLOW_FORK": "0", "TRACKER_BUFFER_KB": "64", "TRACKER_RSS_MS": "0",
         "TRACKER_FLUSH_MS": "3", "TRACKER_LZ4_ACCEL": "9", "TRACKER_PYTHON": "0",
-        "TRACKER_QUIET": "1",
+        "TRACKER_QUIET": "1", "TRACKER_COMPRESS": "0",
     }
     want_b = {"TRACKER_PYTHON": "1", "TRACKER_PYTHON_ALLOCATORS": "1"}
     checks = []
