@@ -206,12 +206,12 @@ static uint8_t lz_skip[64];
 
 /* pre: flush_lock held. Writes ring bytes [from, to) as one DATA chunk;
  * both ends lie on record boundaries because only commits publish them. */
-static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to)
+static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to, int compress)
 {
     uint64_t len = to - from, size = t->ring_mask + 1, off = from & t->ring_mask;
     uint64_t first = size - off < len ? size - off : len;
     uint8_t *skip = &lz_skip[t->stream % sizeof(lz_skip)];
-    if (*skip || len < LZ_MIN_LEN || !trk_cfg.compress) {
+    if (*skip || len < LZ_MIN_LEN || !trk_cfg.compress || !compress) {
         /* Stored straight from the ring: the bytes stay put until consumed
          * moves past them, which happens only after this write. */
         *skip -= *skip != 0;
@@ -269,7 +269,8 @@ void trk_writer_reclaim(void)
             uint64_t c = atomic_load_explicit(&t->committed, memory_order_acquire);
             uint64_t done = atomic_load_explicit(&t->consumed, memory_order_relaxed);
             if (c > done) {
-                if (write_stream(t, done, c))
+                /* Stored: a program thread (see flush_cycle). */
+                if (write_stream(t, done, c, 0))
                     break;
                 atomic_store_explicit(&t->consumed, c, memory_order_release);
                 atomic_store_explicit(&t->wake_sent, 0, memory_order_relaxed);
@@ -281,8 +282,10 @@ void trk_writer_reclaim(void)
     errno = saved;
 }
 
-/* pre: flush_lock held. */
-static void flush_cycle(int final)
+/* pre: flush_lock held. compress: on the writer thread only; elsewhere
+ * (the program's thread at exit or exec) the stack may be too small for the
+ * codecs' tables (HUF's take ~10 KiB), and pieces are stored. */
+static void flush_cycle(int final, int compress)
 {
     if (atomic_load(&writer_state) == WS_FAILED || trk_output_fd() < 0 || atomic_load(&ended))
         return;
@@ -300,7 +303,7 @@ static void flush_cycle(int final)
             w = nf;
         uint64_t done = atomic_load_explicit(&t->consumed, memory_order_relaxed);
         if (c > done) {
-            if (write_stream(t, done, c))
+            if (write_stream(t, done, c, compress))
                 return;
             atomic_store_explicit(&t->consumed, c, memory_order_release);
             atomic_store_explicit(&t->wake_sent, 0, memory_order_relaxed);
@@ -322,7 +325,7 @@ static void *writer_main(void *arg)
         uint32_t w = atomic_load_explicit(&wake_word, memory_order_acquire);
         pthread_mutex_lock(&flush_lock);
         if (!atomic_load(&finished))
-            flush_cycle(0);
+            flush_cycle(0, 1);
         pthread_mutex_unlock(&flush_lock);
         if (atomic_load(&writer_state) != WS_RUNNING)
             break;
@@ -492,7 +495,7 @@ void trk_writer_finish(int reason, int stop)
         atomic_store(&trk_active, 0);
         wait_in_flight();
     }
-    flush_cycle(stop);
+    flush_cycle(stop, 0);
     /* After an internal failure the capture ends without a trailer, so that
      * every reader reports it as truncated instead of silently short. */
     if (!failed && atomic_load(&writer_state) == WS_RUNNING) {
