@@ -14,7 +14,9 @@
  *   3. the reader, given the bytes as one stream of a well-formed capture
  *      (split in two pieces, one LZ4-compressed, a watermark between), returns
  *      exactly the events reader.h derives from those records, up to the
- *      first malformed one, with matching stacks, modules and status. This
+ *      first malformed one (Python records included: format 4's compact
+ *      tags make many more random inputs valid that far), with matching
+ *      stacks, modules and status. This
  *      checks the reader's ALLOC/FREE fast path against trk_rec_decode. GPU
  *      records are expected as events (and their driver scopes as
  *      TRK_EVF_GPU_DRIVER on host events) only when reader.h defines that
@@ -403,6 +405,21 @@ static void expect_record(struct expect *x, const struct trk_rec *r, struct stre
         e->u.modules.generation = r->generation;
         e->u.modules.count = r->count;
         break;
+    case TRK_RC_PY_INFO:
+        e = expect_new(x, r, c->tid, TRK_EV_PY_INFO);
+        e->u.py_info.version = r->version;
+        e->u.py_info.flags = r->flags;
+        break;
+    case TRK_RC_PY_IMPORT: /* the name: not compared */
+        expect_new(x, r, c->tid, TRK_EV_PY_IMPORT);
+        break;
+    case TRK_RC_PY_IMPORT_END:
+        expect_new(x, r, c->tid, TRK_EV_PY_IMPORT_END);
+        break;
+    case TRK_RC_PY_MARK:
+        e = expect_new(x, r, c->tid, TRK_EV_PY_MARK);
+        e->u.py_mark.what = r->what;
+        break;
     case TRK_RC_MODULE:
         x->mods = grow(x->mods, &x->mods_cap, x->nmods + 1, sizeof(*x->mods));
         x->mods[x->nmods++] = *r;
@@ -520,6 +537,11 @@ static bool same_payload(const struct trk_event *a, const struct trk_event *b)
     case TRK_EV_MODULES:
         return a->u.modules.generation == b->u.modules.generation &&
                a->u.modules.count == b->u.modules.count;
+    case TRK_EV_PY_INFO:
+        return a->u.py_info.version == b->u.py_info.version &&
+               a->u.py_info.flags == b->u.py_info.flags;
+    case TRK_EV_PY_MARK:
+        return a->u.py_mark.what == b->u.py_mark.what;
 #if HAVE_GPU_EVENTS
     case TRK_EV_GPU_ALLOC:
     case TRK_EV_GPU_FREE:
