@@ -59,7 +59,7 @@ static off_t end_off;
 static uint64_t end_chunks;
 static _Atomic uint32_t wake_word;
 static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint8_t *raw_buf, *lz_buf;
+static uint8_t *raw_buf, *lz_buf, *huf_buf;
 static void *lz_state; /* LZ4's 16 KiB state: not on the stack of an exec'ing thread */
 static int lz_cap;
 static uint64_t last_wm;
@@ -185,15 +185,15 @@ static int write_chunk(unsigned type, uint32_t stream, const uint8_t *payload, u
 }
 
 /* Compression only where it pays. Heap event records (docs/FORMAT.md §4.1)
- * are already dense: LZ4 saved nothing on them while costing the writer
- * more than the rest of its work (allocbench: ~53 of ~84 instructions per
- * event), but a Huffman code over their bytes (HUF, common/huf.h) still
- * takes ~13% off at a fraction of LZ4's cost. So HUF is tried first, LZ4
- * where HUF did not pay (streams heavy in names and stacks shrink with
- * it), and each stream keeps compressing while a chunk shrinks by at least
- * 1/LZ_MIN_GAIN; after a chunk that did not, it stores its next LZ_RETRY
- * chunks without trying. Indexed by stream id modulo the table: streams
- * that share a slot only share the decision. */
+ * are already dense: LZ4 saves nothing on them (it gives up after ~3.5
+ * instructions per byte), while a Huffman code over their bytes (HUF,
+ * common/huf.h) still takes ~13% off, at ~18 instructions per byte. Stacks,
+ * names and Python code records are the other way round. So LZ4 is tried
+ * first, HUF where LZ4 did not halve the piece, the smaller is kept, and a
+ * stream keeps compressing while a piece shrinks by at least 1/LZ_MIN_GAIN;
+ * after one that did not, it stores its next LZ_RETRY pieces without
+ * trying. Indexed by stream id modulo the table: streams that share a slot
+ * only share the decision. */
 #define LZ_MIN_GAIN 16
 #define LZ_RETRY    32
 /* Pieces shorter than this are stored: HUF's table alone is 128 bytes, and
@@ -220,16 +220,20 @@ static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to, int co
     }
     memcpy(raw_buf, t->ring + off, first);
     memcpy(raw_buf + first, t->ring, len - first);
-    size_t h = trk_huf_encode(raw_buf, len, lz_buf, len - len / LZ_MIN_GAIN);
-    if (h)
-        return write_chunk(TRK_CHUNK_DATA, t->stream, lz_buf, (uint32_t)h, (uint32_t)len,
-                           TRK_CODEC_HUF, from);
-    /* A faster setting costs a few percent of size and frees the core the
-     * program's own threads compete for (TRACKER_LZ4_ACCEL). */
+    /* LZ4 first: it gives up fast on data without repeats (~3.5
+     * instructions per byte on heap records) and wins big on stacks and
+     * names; HUF only where LZ4 did not halve the piece, the smaller kept.
+     * A faster LZ4 setting costs a few percent of size and frees the core
+     * the program's own threads compete for (TRACKER_LZ4_ACCEL). */
     int n = LZ4_compress_fast_extState(lz_state, (const char *)raw_buf, (char *)lz_buf, (int)len,
                                        lz_cap, trk_cfg.lz4_accel);
-    if (n > 0 && (uint64_t)n <= len - len / LZ_MIN_GAIN)
-        return write_chunk(TRK_CHUNK_DATA, t->stream, lz_buf, (uint32_t)n, (uint32_t)len,
+    uint64_t lz = n > 0 && (uint64_t)n <= len - len / LZ_MIN_GAIN ? (uint64_t)n : len;
+    size_t h = lz > len / 2 ? trk_huf_encode(raw_buf, len, huf_buf, lz - 1) : 0;
+    if (h)
+        return write_chunk(TRK_CHUNK_DATA, t->stream, huf_buf, (uint32_t)h, (uint32_t)len,
+                           TRK_CODEC_HUF, from);
+    if (lz < len)
+        return write_chunk(TRK_CHUNK_DATA, t->stream, lz_buf, (uint32_t)lz, (uint32_t)len,
                            TRK_CODEC_LZ4, from);
     *skip = LZ_RETRY;
     return write_chunk(TRK_CHUNK_DATA, t->stream, raw_buf, (uint32_t)len, (uint32_t)len,
@@ -434,8 +438,9 @@ int trk_writer_start(void)
         lz_cap = LZ4_compressBound((int)trk_cfg.ring_size);
         raw_buf = trk_sys_mmap(trk_cfg.ring_size);
         lz_buf = trk_sys_mmap((size_t)lz_cap);
+        huf_buf = trk_sys_mmap(trk_cfg.ring_size);
         lz_state = trk_sys_mmap((size_t)LZ4_sizeofState());
-        if (!raw_buf || !lz_buf || !lz_state)
+        if (!raw_buf || !lz_buf || !huf_buf || !lz_state)
             return ENOMEM;
     }
     nthreads_resolve();

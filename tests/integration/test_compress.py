@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """test_compress.py - how the writer stores thread streams (docs/FORMAT.md
-§2, §4.1): a heap-heavy run gets HUF chunks by default and only stored
-ones with TRACKER_COMPRESS=0, and both read back to the same exact counts;
-its heap events use the compact records of format 4."""
+§2, §4.1): a heap-heavy run gets compressed chunks (LZ4 or HUF, whichever
+is smaller, each at least 1/16 smaller than its raw piece) by default and
+only stored ones with TRACKER_COMPRESS=0, and both read back to the same
+exact counts; its heap events use the compact records of format 4."""
 
 import os
 import sys
@@ -21,7 +22,17 @@ def codecs(path):
     with open(path, "rb") as f:
         data = bytearray(f.read())
     eq(data[8], 4, "format version")
-    return [data[c["off"] + 5] for c in chunks(data) if c["type"] == DATA], data
+    out = []
+    for c in chunks(data):
+        if c["type"] != DATA:
+            continue
+        codec = data[c["off"] + 5]
+        raw = int.from_bytes(data[c["off"] + 16:c["off"] + 20], "little")
+        if codec != STORED:
+            check(c["stored"] <= raw - raw // 16,
+                  "codec %d chunk at %d: %d of %d bytes" % (codec, c["off"], c["stored"], raw))
+        out.append(codec)
+    return out, data
 
 
 def run(env, extra_env):
@@ -34,10 +45,10 @@ def run(env, extra_env):
     return st, out
 
 
-def test_huf_by_default_stored_when_off(env):
+def test_compressed_by_default_stored_when_off(env):
     st, out = run(env, None)
     cs, data = codecs(out)
-    check(HUF in cs, "a heap-heavy stream has HUF chunks: %s" % sorted(set(cs)))
+    check(set(cs) & {LZ4, HUF}, "a heap-heavy stream has compressed chunks: %s" % sorted(set(cs)))
     st0, out0 = run(env, {"TRACKER_COMPRESS": "0"})
     cs0, _ = codecs(out0)
     eq(sorted(set(cs0)), [STORED], "TRACKER_COMPRESS=0: every DATA chunk stored")
