@@ -1,16 +1,27 @@
 /* SPDX-License-Identifier: MIT
  *
- * clock.c - event timestamps on CLOCK_MONOTONIC's nanosecond scale, read
- * from the TSC where that is safe.
+ * clock.c - event timestamps on CLOCK_MONOTONIC's nanosecond scale without a
+ * per-event system or vDSO call where that can be avoided.
  *
- * clock_gettime through the vDSO costs ~20 ns, a tenth of the tracker's
- * per-event budget; rdtsc costs a few. Where the kernel itself uses the TSC
- * as its clocksource (so it is invariant and synchronised across CPUs), we
- * read it directly and convert with a linear fit that the sampler thread
- * re-anchors against clock_gettime every ~10 ms, which keeps the error at the
- * level of a few ns. Timestamps are never used for ordering (seq is), so the
- * tiny steps an anchor change can make are harmless. Until the first fit,
- * and wherever the TSC is not trusted, clock_gettime is used. Never
+ * clock_gettime costs ~20 ns through the vDSO on a TSC clocksource and ~47 ns
+ * on kvm-clock (the vDSO's TSC path is off there), a large share of the
+ * tracker's per-event budget; rdtsc costs a few. Two cheap sources:
+ *
+ *  - TSC: where the CPU says its TSC is invariant (cpuid 0x80000007 EDX bit 8)
+ *    and the kernel still lists "tsc" as a usable clocksource (it removes it
+ *    when it finds the TSCs unsynchronised or unstable), whatever the current
+ *    clocksource (kvm-clock is itself computed from the TSC). We read it
+ *    directly and convert with a linear fit that the sampler thread
+ *    re-anchors against clock_gettime every ~10 ms; until the first fit
+ *    (2 ms after start) clock_gettime is used.
+ *  - otherwise CLOCK_MONOTONIC_COARSE: the vDSO returns the last tick's time
+ *    without reading any hardware (a few ns), at the cost of a tick's
+ *    resolution (clock_getres, typically 4 ms).
+ *
+ * Neither is monotonic across a fit change or a CPU migration to the last
+ * nanosecond; the record encoder keeps each thread's timestamps
+ * non-decreasing (src/format/record.h), and order never comes from
+ * timestamps (seq is). The error bounds are in docs/FORMAT.md §4. Never
  * allocates.
  */
 #include <cpuid.h>
@@ -33,13 +44,16 @@ struct tsc_fit {
 static struct tsc_fit fits[256];
 static unsigned next_fit;
 static _Atomic(struct tsc_fit *) fit;
+/* The clock read while there is no fit: CLOCK_MONOTONIC until
+ * trk_clock_init has decided (and in TSC mode until the first fit). */
+static clockid_t slow_clock = CLOCK_MONOTONIC;
 static int tsc_ok;
 static uint64_t prev_tsc, prev_ns;
 
-static uint64_t mono_ns(void)
+static uint64_t read_ns(clockid_t id)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -47,24 +61,57 @@ uint64_t trk_now_ns(void)
 {
     struct tsc_fit *f = atomic_load_explicit(&fit, memory_order_acquire);
     if (TRK_UNLIKELY(!f))
-        return mono_ns();
+        return read_ns(slow_clock);
     uint64_t d = __rdtsc() - f->tsc0;
     return f->ns0 + (uint64_t)(((unsigned __int128)d * f->mult) >> 32);
 }
 
-void trk_clock_init(void)
+/* Whether s (NUL-terminated, space or newline separated words) holds word. */
+static int has_word(const char *s, const char *word)
 {
-    unsigned a, b, c, d;
-    if (!__get_cpuid(0x80000007, &a, &b, &c, &d) || !(d & (1u << 8)))
-        return; /* no invariant TSC */
-    int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
-                  O_RDONLY | O_CLOEXEC);
+    size_t n = strlen(word);
+    for (const char *p = s; (p = strstr(p, word)) != NULL; p += n)
+        if ((p == s || p[-1] == ' ') && (p[n] == 0 || p[n] == ' ' || p[n] == '\n'))
+            return 1;
+    return 0;
+}
+
+int trk_clock_pick(int invariant_tsc, const char *current, const char *available)
+{
+    if (invariant_tsc && (has_word(current, "tsc") || has_word(available, "tsc")))
+        return TRK_CLOCK_TSC;
+    return TRK_CLOCK_COARSE;
+}
+
+static void read_sysfs(const char *name, char *buf, size_t size)
+{
+    char path[96] = "/sys/devices/system/clocksource/clocksource0/";
+    strcat(path, name);
+    buf[0] = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return;
-    char buf[32] = {0};
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    ssize_t n = read(fd, buf, size - 1);
     close(fd);
-    tsc_ok = n >= 3 && memcmp(buf, "tsc", 3) == 0 && (n == 3 || buf[3] == '\n');
+    buf[n > 0 ? n : 0] = 0;
+}
+
+int trk_clock_init(void)
+{
+    unsigned a, b, c, d;
+    int inv = __get_cpuid(0x80000007, &a, &b, &c, &d) && (d & (1u << 8));
+    char cur[64], avail[256];
+    read_sysfs("current_clocksource", cur, sizeof(cur));
+    read_sysfs("available_clocksource", avail, sizeof(avail));
+    int mode = trk_clock_pick(inv, cur, avail);
+    trk_clock_use(mode);
+    return mode;
+}
+
+void trk_clock_use(int mode)
+{
+    tsc_ok = mode == TRK_CLOCK_TSC;
+    slow_clock = tsc_ok ? CLOCK_MONOTONIC : CLOCK_MONOTONIC_COARSE;
     prev_tsc = prev_ns = 0;
     atomic_store(&fit, NULL);
 }
@@ -76,7 +123,7 @@ static void sample_pair(uint64_t *tsc, uint64_t *ns)
     uint64_t best = UINT64_MAX;
     *tsc = *ns = 0;
     for (int i = 0; i < 5; i++) {
-        uint64_t t1 = __rdtsc(), m = mono_ns(), t2 = __rdtsc();
+        uint64_t t1 = __rdtsc(), m = read_ns(CLOCK_MONOTONIC), t2 = __rdtsc();
         if (t2 - t1 < best) {
             best = t2 - t1;
             *tsc = t1 + (t2 - t1) / 2;

@@ -22,6 +22,7 @@ struct trk_config trk_cfg = {
     .rss_ms = TRK_ENV_RSS_MS_DEF,
     .flush_ms = TRK_ENV_FLUSH_MS_DEF,
     .lz4_accel = TRK_ENV_LZ4_ACCEL_DEF,
+    .compress = TRK_ENV_COMPRESS_DEF,
     .ring_size = (uint32_t)TRK_ENV_BUFFER_KB_DEF << 10,
     .table_bytes = (uint64_t)TRK_ENV_TABLE_KB_DEF << 10,
 };
@@ -50,6 +51,7 @@ void trk_config_load(void)
     trk_sample_init();
     trk_unwind_configure((int)trk_env_long(TRK_ENV_UNWIND),
                          (unsigned)trk_env_long(TRK_ENV_UNWIND_CHECK));
+    trk_cfg.compress = (int)trk_env_long(TRK_ENV_COMPRESS);
 
     /* The ring must hold the longest record (a module) several times over,
      * and a DATA chunk is at most 16 MiB raw. Round down to a power of two. */

@@ -36,6 +36,7 @@ struct trk_config {
     uint64_t sample_bytes;
     uint64_t sample_seed;
     int heap_unseen; /* the program's malloc is not ours (TRK_OPT_HEAP_UNSEEN) */
+    int compress;    /* compress chunks where it pays (writer.c) */
 };
 
 extern struct trk_config trk_cfg TRK_HIDDEN;

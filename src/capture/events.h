@@ -33,9 +33,17 @@ static inline void trk_commit(struct trk_thread *t)
     atomic_store_explicit(&t->committed, t->head, memory_order_release);
 }
 
-/* CLOCK_MONOTONIC ns, from the TSC where the kernel trusts it (clock.c). */
+/* CLOCK_MONOTONIC ns, from the TSC where the kernel trusts it, else from
+ * CLOCK_MONOTONIC_COARSE (clock.c). */
 uint64_t trk_now_ns(void) TRK_HIDDEN;
-void trk_clock_init(void) TRK_HIDDEN;
+enum { TRK_CLOCK_TSC = 1, TRK_CLOCK_COARSE = 2 };
+/* Picks the source (TRK_CLOCK_*) from the CPU and the kernel's clocksource
+ * lists; returns it. */
+int trk_clock_init(void) TRK_HIDDEN;
+/* The decision alone: invariant_tsc from cpuid, the two sysfs strings. */
+int trk_clock_pick(int invariant_tsc, const char *current, const char *available) TRK_HIDDEN;
+/* Switches to a source (trk_clock_init's choice; tests force one). */
+void trk_clock_use(int mode) TRK_HIDDEN;
 void trk_clock_recalibrate(void) TRK_HIDDEN;
 
 /* Opens an event window: publishes the floor and takes a seq. */

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "capture/leakscan.h"
+#include "common/huf.h"
 #include "common/varint.h"
 #include "format/record.h"
 #include "prim/sys.h"
@@ -236,6 +237,10 @@ static int read_chunks(int fd, struct table *t, struct streams *ss, struct bufs 
                 int n = LZ4_decompress_safe((const char *)b->stored, (char *)b->raw, (int)stored,
                                             (int)raw);
                 if (n != (int)raw)
+                    return -1;
+                piece = b->raw;
+            } else if (h[5] == TRK_CODEC_HUF) { /* the writer thread's, where it beat LZ4 */
+                if (trk_huf_decode(b->stored, stored, b->raw, raw))
                     return -1;
                 piece = b->raw;
             } else {

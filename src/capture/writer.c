@@ -2,9 +2,9 @@
  *
  * writer.c - the two background threads and the file's chunk stream.
  *
- * The writer thread is a pure consumer: it copies each thread's committed
- * bytes out of its ring, compresses them (LZ4) into a DATA chunk and writes
- * it, then writes a WATERMARK. It never takes the loader lock and never
+ * The writer thread is a pure consumer: it writes each thread's committed
+ * bytes as a DATA chunk (HUF- or LZ4-compressed where that pays, see
+ * write_stream), then a WATERMARK. It never takes the loader lock and never
  * produces records, so producers waiting for ring space always make progress.
  * The sampler thread is a producer: RSS every TRACKER_RSS_MS and module
  * snapshots when the loader's counters moved.
@@ -49,6 +49,7 @@
 #include "prim/sys.h"
 #include "common/crc32c.h"
 #include "common/env_options.h"
+#include "common/huf.h"
 
 enum { WS_NONE, WS_RUNNING, WS_FAILED };
 
@@ -62,7 +63,7 @@ static off_t end_off;
 static uint64_t end_chunks;
 static _Atomic uint32_t wake_word;
 static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint8_t *raw_buf, *lz_buf;
+static uint8_t *raw_buf, *lz_buf, *huf_buf;
 static void *lz_state; /* LZ4's 16 KiB state: not on the stack of an exec'ing thread */
 static int lz_cap;
 static uint64_t last_wm;
@@ -125,9 +126,12 @@ void trk_fail(const char *what, int err)
         trk_log("stopped tracking: ", what, err ? strerrordesc_np(err) : NULL);
 }
 
-static int write_chunk(unsigned type, uint32_t stream, const uint8_t *payload, uint32_t stored,
-                       uint32_t raw, unsigned codec, uint64_t arg)
+/* Writes one chunk whose stored payload is p1[0, n1) then p2[0, n2) (a ring
+ * piece that wraps is written from the ring itself, without a copy). */
+static int write_chunk2(unsigned type, uint32_t stream, const uint8_t *p1, uint32_t n1,
+                        const uint8_t *p2, uint32_t n2, uint32_t raw, unsigned codec, uint64_t arg)
 {
+    uint32_t stored = n1 + n2;
     uint8_t h[TRK_CHUNK_HEAD];
     memcpy(h, TRK_CHUNK_MAGIC, 4);
     h[4] = (uint8_t)type;
@@ -139,10 +143,11 @@ static int write_chunk(unsigned type, uint32_t stream, const uint8_t *payload, u
     trk_put_le64(h + 24, arg);
     uint32_t crc = trk_crc32c(0, h + 4, 16);
     crc = trk_crc32c(crc, h + 24, 8);
-    crc = trk_crc32c(crc, payload, stored);
+    crc = trk_crc32c(crc, p1, n1);
+    crc = trk_crc32c(crc, p2, n2);
     trk_put_le32(h + 20, crc);
 
-    struct iovec iov[2] = {{h, sizeof(h)}, {(void *)payload, stored}};
+    struct iovec iov[3] = {{h, sizeof(h)}, {(void *)p1, n1}, {(void *)p2, n2}};
     size_t total = sizeof(h) + stored;
     /* Pinned: a program's dup2 onto this number waits until we are done
      * (fds.c). The identity check catches what no hook sees (a raw
@@ -155,7 +160,7 @@ static int write_chunk(unsigned type, uint32_t stream, const uint8_t *payload, u
         return -1;
     }
     while (total) {
-        ssize_t n = writev(fd, iov, 2);
+        ssize_t n = writev(fd, iov, 3);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
@@ -166,7 +171,7 @@ static int write_chunk(unsigned type, uint32_t stream, const uint8_t *payload, u
             return -1;
         }
         total -= (size_t)n;
-        for (int i = 0; i < 2 && n; i++) {
+        for (int i = 0; i < 3 && n; i++) {
             size_t k = (size_t)n < iov[i].iov_len ? (size_t)n : iov[i].iov_len;
             iov[i].iov_base = (uint8_t *)iov[i].iov_base + k;
             iov[i].iov_len -= k;
@@ -178,22 +183,64 @@ static int write_chunk(unsigned type, uint32_t stream, const uint8_t *payload, u
     return 0;
 }
 
+static int write_chunk(unsigned type, uint32_t stream, const uint8_t *payload, uint32_t stored,
+                       uint32_t raw, unsigned codec, uint64_t arg)
+{
+    return write_chunk2(type, stream, payload, stored, NULL, 0, raw, codec, arg);
+}
+
+/* Compression only where it pays. Heap event records (docs/FORMAT.md §4.1)
+ * are already dense: LZ4 saves nothing on them (it gives up after ~3.5
+ * instructions per byte), while a Huffman code over their bytes (HUF,
+ * common/huf.h) still takes ~13% off, at ~18 instructions per byte. Stacks,
+ * names and Python code records are the other way round. So LZ4 is tried
+ * first, HUF where LZ4 did not halve the piece, the smaller is kept, and a
+ * stream keeps compressing while a piece shrinks by at least 1/LZ_MIN_GAIN;
+ * after one that did not, it stores its next LZ_RETRY pieces without
+ * trying. Indexed by stream id modulo the table: streams that share a slot
+ * only share the decision. */
+#define LZ_MIN_GAIN 16
+#define LZ_RETRY    32
+/* Pieces shorter than this are stored: HUF's table alone is 128 bytes, and
+ * each try has a fixed cost (a code per chunk). HUF costs the writer ~20
+ * instructions per byte (~110 per allocbench event, about what LZ4 and the
+ * table CRC cost before format 4), so TRACKER_COMPRESS=0 trades the ~15%
+ * for that. */
+#define LZ_MIN_LEN 16384
+static uint8_t lz_skip[64];
+
 /* pre: flush_lock held. Writes ring bytes [from, to) as one DATA chunk;
  * both ends lie on record boundaries because only commits publish them. */
-static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to)
+static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to, int compress)
 {
     uint64_t len = to - from, size = t->ring_mask + 1, off = from & t->ring_mask;
     uint64_t first = size - off < len ? size - off : len;
+    uint8_t *skip = &lz_skip[t->stream % sizeof(lz_skip)];
+    if (*skip || len < LZ_MIN_LEN || !trk_cfg.compress || !compress) {
+        /* Stored straight from the ring: the bytes stay put until consumed
+         * moves past them, which happens only after this write. */
+        *skip -= *skip != 0;
+        return write_chunk2(TRK_CHUNK_DATA, t->stream, t->ring + off, (uint32_t)first, t->ring,
+                            (uint32_t)(len - first), (uint32_t)len, TRK_CODEC_STORED, from);
+    }
     memcpy(raw_buf, t->ring + off, first);
     memcpy(raw_buf + first, t->ring, len - first);
-    /* Thread streams are varint noise that LZ4 shrinks by only ~10%; a
-     * faster setting costs a few percent of size and frees the core the
-     * program's own threads compete for (TRACKER_LZ4_ACCEL). */
+    /* LZ4 first: it gives up fast on data without repeats (~3.5
+     * instructions per byte on heap records) and wins big on stacks and
+     * names; HUF only where LZ4 did not halve the piece, the smaller kept.
+     * A faster LZ4 setting costs a few percent of size and frees the core
+     * the program's own threads compete for (TRACKER_LZ4_ACCEL). */
     int n = LZ4_compress_fast_extState(lz_state, (const char *)raw_buf, (char *)lz_buf, (int)len,
                                        lz_cap, trk_cfg.lz4_accel);
-    if (n > 0 && (uint64_t)n < len)
-        return write_chunk(TRK_CHUNK_DATA, t->stream, lz_buf, (uint32_t)n, (uint32_t)len,
+    uint64_t lz = n > 0 && (uint64_t)n <= len - len / LZ_MIN_GAIN ? (uint64_t)n : len;
+    size_t h = lz > len / 2 ? trk_huf_encode(raw_buf, len, huf_buf, lz - 1) : 0;
+    if (h)
+        return write_chunk(TRK_CHUNK_DATA, t->stream, huf_buf, (uint32_t)h, (uint32_t)len,
+                           TRK_CODEC_HUF, from);
+    if (lz < len)
+        return write_chunk(TRK_CHUNK_DATA, t->stream, lz_buf, (uint32_t)lz, (uint32_t)len,
                            TRK_CODEC_LZ4, from);
+    *skip = LZ_RETRY;
     return write_chunk(TRK_CHUNK_DATA, t->stream, raw_buf, (uint32_t)len, (uint32_t)len,
                        TRK_CODEC_STORED, from);
 }
@@ -231,7 +278,8 @@ void trk_writer_reclaim(void)
             uint64_t c = atomic_load_explicit(&t->committed, memory_order_acquire);
             uint64_t done = atomic_load_explicit(&t->consumed, memory_order_relaxed);
             if (c > done) {
-                if (write_stream(t, done, c))
+                /* Stored: a program thread (see flush_cycle). */
+                if (write_stream(t, done, c, 0))
                     break;
                 atomic_store_explicit(&t->consumed, c, memory_order_release);
                 atomic_store_explicit(&t->wake_sent, 0, memory_order_relaxed);
@@ -243,8 +291,10 @@ void trk_writer_reclaim(void)
     errno = saved;
 }
 
-/* pre: flush_lock held. */
-static void flush_cycle(int final)
+/* pre: flush_lock held. compress: on the writer thread only; elsewhere
+ * (the program's thread at exit or exec) the stack may be too small for the
+ * codecs' tables (HUF's take ~10 KiB), and pieces are stored. */
+static void flush_cycle(int final, int compress)
 {
     if (atomic_load(&writer_state) == WS_FAILED || trk_output_fd() < 0 || atomic_load(&ended))
         return;
@@ -262,7 +312,7 @@ static void flush_cycle(int final)
             w = nf;
         uint64_t done = atomic_load_explicit(&t->consumed, memory_order_relaxed);
         if (c > done) {
-            if (write_stream(t, done, c))
+            if (write_stream(t, done, c, compress))
                 return;
             atomic_store_explicit(&t->consumed, c, memory_order_release);
             atomic_store_explicit(&t->wake_sent, 0, memory_order_relaxed);
@@ -284,7 +334,7 @@ static void *writer_main(void *arg)
         uint32_t w = atomic_load_explicit(&wake_word, memory_order_acquire);
         pthread_mutex_lock(&flush_lock);
         if (!atomic_load(&finished))
-            flush_cycle(0);
+            flush_cycle(0, 1);
         pthread_mutex_unlock(&flush_lock);
         if (atomic_load(&writer_state) != WS_RUNNING)
             break;
@@ -393,8 +443,9 @@ int trk_writer_start(void)
         lz_cap = LZ4_compressBound((int)trk_cfg.ring_size);
         raw_buf = trk_own_map(TRK_OWN_WRITER, trk_cfg.ring_size);
         lz_buf = trk_own_map(TRK_OWN_WRITER, (size_t)lz_cap);
+        huf_buf = trk_own_map(TRK_OWN_WRITER, trk_cfg.ring_size);
         lz_state = trk_own_map(TRK_OWN_WRITER, (size_t)LZ4_sizeofState());
-        if (!raw_buf || !lz_buf || !lz_state)
+        if (!raw_buf || !lz_buf || !huf_buf || !lz_state)
             return ENOMEM;
     }
     nthreads_resolve();
@@ -444,7 +495,7 @@ static void wait_in_flight(void)
 /* pre: flush_lock held. What the leak scan has written so far, out. */
 static void drain_locked(void)
 {
-    flush_cycle(0);
+    flush_cycle(0, 0);
 }
 
 /* At the process's end (not at an exec: the image goes on), classify the
@@ -455,7 +506,7 @@ static void leak_scan_at_exit(int reason, const void *stack_top)
     if (!leak_scan || (reason != TRK_END_EXIT && reason != TRK_END_UEXIT) ||
         atomic_load(&writer_state) != WS_RUNNING)
         return;
-    flush_cycle(0);
+    flush_cycle(0, 0);
     struct trk_thread *t = trk_tl_thread ? trk_tl_thread : trk_thread_attach();
     trk_leakscan_run(t, trk_output_fd(), stack_top, drain_locked);
 }
@@ -481,7 +532,7 @@ void trk_writer_finish(int reason, int stop)
         if (!failed)
             leak_scan_at_exit(reason, stack_top);
     }
-    flush_cycle(stop);
+    flush_cycle(stop, 0);
     /* After an internal failure the capture ends without a trailer, so that
      * every reader reports it as truncated instead of silently short. */
     if (!failed && atomic_load(&writer_state) == WS_RUNNING) {

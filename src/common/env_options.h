@@ -55,6 +55,8 @@ enum trk_env_kind {
     X(FLUSH_MS, UINT, 10, 1, 1000, TRK_ENV_PROPAGATE, "writer flush period, ms")                   \
     X(LZ4_ACCEL, UINT, 4, 1, 65537, TRK_ENV_PROPAGATE,                                             \
       "LZ4 acceleration of the writer (1 = best compression, higher = less CPU)")                  \
+    X(COMPRESS, BOOL, 1, 0, 1, TRK_ENV_PROPAGATE,                                                  \
+      "0: write capture chunks uncompressed (less writer CPU, captures ~15% larger)")              \
     X(PYTHON, ENUM, 2, 0, 2, TRK_ENV_PROPAGATE,                                                    \
       "Python frames: 0 off, 1 Python frames only, 2 hybrid (native and Python)")                  \
     X(PYTHON_ALLOCATORS, BOOL, 0, 0, 1, TRK_ENV_PROPAGATE,                                         \

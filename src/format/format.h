@@ -21,11 +21,12 @@
 /* The format version. Bump it when a reader of the previous version would
  * misread a new file; readers refuse files whose version is newer than theirs,
  * naming both versions. */
-#define TRK_FMT_VERSION 3
+#define TRK_FMT_VERSION 4
 /* The oldest version this reader still reads: version 2 only added records
  * (Python frames, imports, marks) and allocator ids, version 3 the C++
- * allocator ids and the FORK header TLV, so a version 1 or 2 file is a
- * valid version 3 file. */
+ * allocator ids and the FORK header TLV, version 4 the compact heap records
+ * (tags 0x80..0xFF, unused before), so a version 1, 2 or 3 file is a valid
+ * version 4 file. */
 #define TRK_FMT_VERSION_MIN 1
 
 /* ---- File header -------------------------------------------------------
@@ -113,6 +114,7 @@ enum trk_chunk_type {
 enum trk_codec {
     TRK_CODEC_STORED = 0,
     TRK_CODEC_LZ4 = 1, /* one LZ4 block (LZ4_compress_default) */
+    TRK_CODEC_HUF = 2, /* one canonical Huffman code over bytes (common/huf.h); since version 4 */
 };
 
 /* END payload: varints end_ts, reason, chunks, lost, streams, in this order.
@@ -135,8 +137,9 @@ enum trk_end_reason {
  *   ts    CLOCK_MONOTONIC ns of the stream's last event
  *   addr  last address written by any address-bearing record
  *   ip    last instruction pointer of a STACK record
- * "seqd" is seq - prev seq (v, > 0), "tsd" is ts - prev ts (z), "addr" is
- * addr - prev addr (z). See docs/FORMAT.md for each record's fields.
+ * "seqd" is seq - prev seq (v, > 0), "tsd" is ts - prev ts (z; since
+ * version 4 writers never make it negative), "addr" is addr - prev addr (z).
+ * See docs/FORMAT.md for each record's fields.
  */
 enum trk_rec_tag {
     TRK_REC_THREAD = 0x01,      /* seqd tsd tid:v flags:v (TRK_THREAD_*) */
@@ -170,7 +173,30 @@ enum trk_rec_tag {
     TRK_REC_REALLOC_BASE = 0x60, /* | kind: seqd tsd old:z seq2d:v new:z(vs old) size:v stack:v */
     TRK_REC_KIND_MASK = 0x1F,
     TRK_REC_CLASS_MASK = 0xE0,
+    /* Since version 4: a tag with bit 7 set is a compact ALLOC or FREE,
+     * 1 A KK SS TT (docs/FORMAT.md §4.1):
+     *   A   1 = ALLOC (addr size:v stack:v follow), 0 = FREE (addr follows)
+     *   KK  kind slot, TRK_COMPACT_ALLOC_KINDS / TRK_COMPACT_FREE_KINDS
+     *   SS  seqd 1..3; 0 = a varint seqd follows the tag
+     *   TT  tsq 0..2; 3 = a varint tsq follows (after seqd's)
+     * ts advances by tsq << TRK_COMPACT_TS_SHIFT ns; addr is a varint
+     * zigzag(d/16)<<1 when the delta d is a multiple of 16, else
+     * zigzag(d)<<1|1. */
+    TRK_REC_COMPACT = 0x80,
+    TRK_REC_COMPACT_ALLOC = 0x40,
 };
+
+/* The kinds of the four compact slots, in slot order. */
+#define TRK_COMPACT_ALLOC_KINDS                                                                    \
+    {                                                                                              \
+        TRK_ALLOC_MALLOC, TRK_ALLOC_CALLOC, TRK_ALLOC_NEW, TRK_ALLOC_PYMALLOC                      \
+    }
+#define TRK_COMPACT_FREE_KINDS                                                                     \
+    {                                                                                              \
+        TRK_ALLOC_FREE, TRK_ALLOC_DELETE, TRK_ALLOC_PYFREE, TRK_ALLOC_DELETE_ARRAY                 \
+    }
+/* A compact record's time step: 2^10 ns. */
+#define TRK_COMPACT_TS_SHIFT 10
 
 /* Which entry point made a heap event; the low five bits of ALLOC/FREE/REALLOC
  * tags. 0 is invalid so that a zero byte never decodes as an event. */

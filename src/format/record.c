@@ -143,6 +143,16 @@ int trk_rec_decode(const uint8_t **pp, const uint8_t *end, struct trk_rec_state 
         return -1;
     uint8_t tag = *p++;
     memset(r, 0, offsetof(struct trk_rec, seg));
+    if (tag & TRK_REC_COMPACT) {
+        r->kind = (uint8_t)trk_dec_compact(&p, end, tag, &s, &r->size, &r->stack);
+        if (!r->kind)
+            return -1;
+        r->rclass = (tag & TRK_REC_COMPACT_ALLOC) ? TRK_RC_ALLOC : TRK_RC_FREE;
+        r->seq = s.seq;
+        r->ts = s.ts;
+        r->addr = s.addr;
+        goto done;
+    }
     r->kind = tag & TRK_REC_KIND_MASK;
 
     switch (tag & TRK_REC_CLASS_MASK) {

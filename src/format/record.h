@@ -17,6 +17,8 @@
 #include "common/varint.h"
 #include "format/format.h"
 
+#define TRK_LIKELY_ENC(x) __builtin_expect(!!(x), 1)
+
 /* Longest fixed record: tag + 8 varints. */
 #define TRK_REC_MAX 96
 #define TRK_REC_MODULE_MAX                                                                         \
@@ -33,9 +35,18 @@ struct trk_rec_state {
 
 /* ---- Encoders ------------------------------------------------------------ */
 
+/* A stream's timestamps never decrease (docs/FORMAT.md §4.2): a clock that
+ * stepped back a little (a TSC fit re-anchored, a CPU migration, a nested
+ * call's earlier reading published later) reads as no time passing. */
+static inline uint64_t trk_enc_ts(const struct trk_rec_state *st, uint64_t ts)
+{
+    return ts < st->ts ? st->ts : ts;
+}
+
 static inline uint8_t *trk_enc_head(uint8_t *p, struct trk_rec_state *st, uint8_t tag, uint64_t seq,
                                     uint64_t ts)
 {
+    ts = trk_enc_ts(st, ts);
     *p++ = tag;
     p = trk_put_varint(p, seq - st->seq);
     p = trk_put_svarint(p, (int64_t)(ts - st->ts));
@@ -51,9 +62,68 @@ static inline uint8_t *trk_enc_addr(uint8_t *p, struct trk_rec_state *st, uint64
     return p;
 }
 
-static inline uint8_t *trk_enc_alloc(uint8_t *p, struct trk_rec_state *st, unsigned kind,
-                                     uint64_t seq, uint64_t ts, uint64_t addr, uint64_t size,
-                                     uint64_t stack)
+/* ---- Compact ALLOC and FREE (version 4, format.h TRK_REC_COMPACT) ----
+ *
+ * The two records that make up nearly every capture, in one byte plus the
+ * address (plus size and stack): seq and time steps that fit in two bits
+ * each ride in the tag, the time step in TRK_COMPACT_TS_SHIFT units (the
+ * stream's ts is what the decoder rebuilds, so the rounding never adds up),
+ * and heap addresses, which move in multiples of 16, lose four zero bits. */
+
+/* Compact slot + 1 of each allocator kind (0: none), ALLOC row then FREE. */
+static const uint8_t trk_compact_slot[2][32] = {
+    {[TRK_ALLOC_MALLOC] = 1, [TRK_ALLOC_CALLOC] = 2, [TRK_ALLOC_NEW] = 3, [TRK_ALLOC_PYMALLOC] = 4},
+    {[TRK_ALLOC_FREE] = 1,
+     [TRK_ALLOC_DELETE] = 2,
+     [TRK_ALLOC_PYFREE] = 3,
+     [TRK_ALLOC_DELETE_ARRAY] = 4},
+};
+
+/* Writes the compact record's tag, seq and time steps and address; returns
+ * the end, or NULL (st untouched) when the event needs the long form: a
+ * kind without a slot, or an unaligned address delta of 2^62 or more, whose
+ * zigzag would leave no room for the flag bit. */
+static inline uint8_t *trk_enc_compact(uint8_t *p, struct trk_rec_state *st, int is_alloc,
+                                       unsigned kind, uint64_t seq, uint64_t ts, uint64_t addr)
+{
+    unsigned slot = trk_compact_slot[!is_alloc][kind & 31];
+    int64_t d = (int64_t)(addr - st->addr);
+    uint64_t a;
+    if (TRK_LIKELY_ENC(!(d & 15))) {
+        a = trk_zigzag(d >> 4) << 1;
+    } else {
+        a = trk_zigzag(d);
+        if (a >> 63)
+            slot = 0;
+        a = a << 1 | 1;
+    }
+    if (!TRK_LIKELY_ENC(slot))
+        return NULL;
+    unsigned tag = TRK_REC_COMPACT | (is_alloc ? TRK_REC_COMPACT_ALLOC : 0) | (slot - 1) << 4;
+    uint64_t sd = seq - st->seq;
+    uint64_t tq = ts > st->ts ? (ts - st->ts) >> TRK_COMPACT_TS_SHIFT : 0;
+    uint8_t *t = p++;
+    if (sd - 1 < 3)
+        tag |= (unsigned)sd << 2;
+    else
+        p = trk_put_varint(p, sd);
+    if (tq < 3) {
+        tag |= (unsigned)tq;
+    } else {
+        tag |= 3;
+        p = trk_put_varint(p, tq);
+    }
+    *t = (uint8_t)tag;
+    st->seq = seq;
+    st->ts += tq << TRK_COMPACT_TS_SHIFT;
+    st->addr = addr;
+    return trk_put_varint(p, a);
+}
+
+/* The long forms (every version): exact ns timestamps, any kind. */
+static inline uint8_t *trk_enc_alloc_long(uint8_t *p, struct trk_rec_state *st, unsigned kind,
+                                          uint64_t seq, uint64_t ts, uint64_t addr, uint64_t size,
+                                          uint64_t stack)
 {
     p = trk_enc_head(p, st, (uint8_t)(TRK_REC_ALLOC_BASE | kind), seq, ts);
     p = trk_enc_addr(p, st, addr);
@@ -61,11 +131,32 @@ static inline uint8_t *trk_enc_alloc(uint8_t *p, struct trk_rec_state *st, unsig
     return trk_put_varint(p, stack);
 }
 
-static inline uint8_t *trk_enc_free(uint8_t *p, struct trk_rec_state *st, unsigned kind,
-                                    uint64_t seq, uint64_t ts, uint64_t addr)
+static inline uint8_t *trk_enc_free_long(uint8_t *p, struct trk_rec_state *st, unsigned kind,
+                                         uint64_t seq, uint64_t ts, uint64_t addr)
 {
     p = trk_enc_head(p, st, (uint8_t)(TRK_REC_FREE_BASE | kind), seq, ts);
     return trk_enc_addr(p, st, addr);
+}
+
+/* What the capture writes: the compact form wherever it can say the event. */
+static inline uint8_t *trk_enc_alloc(uint8_t *p, struct trk_rec_state *st, unsigned kind,
+                                     uint64_t seq, uint64_t ts, uint64_t addr, uint64_t size,
+                                     uint64_t stack)
+{
+    uint8_t *e = trk_enc_compact(p, st, 1, kind, seq, ts, addr);
+    if (!TRK_LIKELY_ENC(e))
+        return trk_enc_alloc_long(p, st, kind, seq, ts, addr, size, stack);
+    p = trk_put_varint(e, size);
+    return trk_put_varint(p, stack);
+}
+
+static inline uint8_t *trk_enc_free(uint8_t *p, struct trk_rec_state *st, unsigned kind,
+                                    uint64_t seq, uint64_t ts, uint64_t addr)
+{
+    uint8_t *e = trk_enc_compact(p, st, 0, kind, seq, ts, addr);
+    if (!TRK_LIKELY_ENC(e))
+        return trk_enc_free_long(p, st, kind, seq, ts, addr);
+    return e;
 }
 
 static inline uint8_t *trk_enc_realloc(uint8_t *p, struct trk_rec_state *st, unsigned kind,
@@ -336,6 +427,37 @@ uint8_t *trk_enc_module(uint8_t *p, uint64_t generation, uint64_t base, const ch
                         const struct trk_segment *segs, unsigned nseg);
 
 /* ---- Decoder ------------------------------------------------------------- */
+
+/* The fields of a compact ALLOC or FREE after its tag byte (format.h
+ * TRK_REC_COMPACT), for trk_rec_decode and the reader's fast path. Returns
+ * the allocator kind and advances *pp and st, or returns 0 with neither
+ * touched when the record is short or malformed (a varint seqd of 0, a
+ * time step that would wrap ts). size and stack are set for an ALLOC. */
+static inline unsigned trk_dec_compact(const uint8_t **pp, const uint8_t *end, unsigned tag,
+                                       struct trk_rec_state *st, uint64_t *size, uint64_t *stack)
+{
+    static const uint8_t kinds[2][4] = {TRK_COMPACT_FREE_KINDS, TRK_COMPACT_ALLOC_KINDS};
+    const uint8_t *p = *pp;
+    int alloc = (tag & TRK_REC_COMPACT_ALLOC) != 0;
+    uint64_t sd = (tag >> 2) & 3, tq = tag & 3, a;
+    if (sd == 0 && (trk_get_varint(&p, end, &sd) || sd == 0))
+        return 0;
+    if (tq == 3 && trk_get_varint(&p, end, &tq))
+        return 0;
+    if (trk_get_varint(&p, end, &a))
+        return 0;
+    if (alloc && (trk_get_varint(&p, end, size) || trk_get_varint(&p, end, stack)))
+        return 0;
+    uint64_t step = tq << TRK_COMPACT_TS_SHIFT;
+    if (tq >> (64 - TRK_COMPACT_TS_SHIFT) || st->ts + step < st->ts)
+        return 0;
+    int64_t d = trk_unzigzag(a >> 1);
+    st->seq += sd;
+    st->ts += step;
+    st->addr += (a & 1) ? (uint64_t)d : (uint64_t)d << 4;
+    *pp = p;
+    return kinds[alloc][(tag >> 4) & 3];
+}
 
 /* Normalised record classes; tags 0x20.. map to ALLOC/FREE/REALLOC with kind. */
 enum trk_rec_class {

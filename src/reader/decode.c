@@ -517,10 +517,21 @@ static inline int decode_heap_fast(struct trk_reader *r, struct trk_stream *s, c
     const uint8_t *p = *pp;
     uint8_t tag = *p++;
     uint8_t cls = tag & TRK_REC_CLASS_MASK, kind = tag & TRK_REC_KIND_MASK;
+    uint64_t size = 0, stack = 0;
+    if (tag & TRK_REC_COMPACT) {
+        /* Room first: trk_dec_compact advances the state as it succeeds. */
+        if (queue_reserve(s) < 0)
+            return 1;
+        kind = (uint8_t)trk_dec_compact(&p, end, tag, &s->st, &size, &stack);
+        if (!kind)
+            return 1;
+        cls = (tag & TRK_REC_COMPACT_ALLOC) ? TRK_REC_ALLOC_BASE : TRK_REC_FREE_BASE;
+        goto queue;
+    }
     if ((cls != TRK_REC_ALLOC_BASE && cls != TRK_REC_FREE_BASE) || kind == 0 ||
         kind > TRK_ALLOC_KIND_MAX)
         return 1;
-    uint64_t seqd, tsd, addrd, size = 0, stack = 0;
+    uint64_t seqd, tsd, addrd;
     if (trk_get_varint(&p, end, &seqd) || seqd == 0 || trk_get_varint(&p, end, &tsd) ||
         trk_get_varint(&p, end, &addrd))
         return 1;
@@ -532,6 +543,7 @@ static inline int decode_heap_fast(struct trk_reader *r, struct trk_stream *s, c
     s->st.seq += seqd;
     s->st.ts += (uint64_t)trk_unzigzag(tsd);
     s->st.addr += (uint64_t)trk_unzigzag(addrd);
+queue:;
     struct trk_event *e = &s->q[s->qtail++];
     e->seq = s->st.seq;
     e->ts = s->st.ts;

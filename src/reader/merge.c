@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/huf.h"
 #include "common/varint.h"
 #include "reader/reader_internal.h"
 
@@ -114,7 +115,7 @@ static const uint8_t *chunk_payload(struct trk_reader *r, const struct trk_chunk
             goto bad;
         return c->payload;
     }
-    if (c->codec != TRK_CODEC_LZ4)
+    if (c->codec != TRK_CODEC_LZ4 && c->codec != TRK_CODEC_HUF)
         goto bad;
     if (c->raw_len > r->raw_cap) {
         size_t cap = r->raw_cap ? r->raw_cap : 1u << 20;
@@ -130,6 +131,11 @@ static const uint8_t *chunk_payload(struct trk_reader *r, const struct trk_chunk
         if (c->stored_len == 0)
             return c->payload;
         goto bad;
+    }
+    if (c->codec == TRK_CODEC_HUF) {
+        if (trk_huf_decode(c->payload, c->stored_len, r->raw, c->raw_len) < 0)
+            goto bad;
+        return r->raw;
     }
     int n = LZ4_decompress_safe((const char *)c->payload, (char *)r->raw, (int)c->stored_len,
                                 (int)c->raw_len);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "common/crc32c.h"
+#include "common/huf.h"
 #include "common/varint.h"
 #include "format/format.h"
 #include "fuzz.h"
@@ -103,7 +104,13 @@ static size_t mutate_payload(uint8_t *d, size_t size, size_t max_size, struct ch
     if (!tmp)
         return 0;
     size_t len;
-    if (h[5] == TRK_CODEC_LZ4) {
+    if (h[5] == TRK_CODEC_HUF) {
+        if (raw == 0 || trk_huf_decode(h + TRK_CHUNK_HEAD, stored, tmp, raw) < 0) {
+            free(tmp);
+            return 0;
+        }
+        len = raw;
+    } else if (h[5] == TRK_CODEC_LZ4) {
         int got = LZ4_decompress_safe((const char *)h + TRK_CHUNK_HEAD, (char *)tmp, (int)stored,
                                       (int)raw);
         if (got < 0) {

@@ -7,11 +7,16 @@
  *   1. trk_rec_decode never reads past end, and on failure leaves *pp and the
  *      state untouched (record.h's contract);
  *   2. whatever it accepts, the encoders write back in at most as many bytes
- *      (they emit the shortest varints) and that decodes to the same record;
+ *      (they emit the shortest varints) and that decodes to the same record
+ *      (the long or the compact form of ALLOC and FREE, as read; except a
+ *      record whose time goes back, from a writer before version 4: the
+ *      encoders write that as no time passing);
  *   3. the reader, given the bytes as one stream of a well-formed capture
  *      (split in two pieces, one LZ4-compressed, a watermark between), returns
  *      exactly the events reader.h derives from those records, up to the
- *      first malformed one, with matching stacks, modules and status. This
+ *      first malformed one (Python records included: format 4's compact
+ *      tags make many more random inputs valid that far), with matching
+ *      stacks, modules and status. This
  *      checks the reader's ALLOC/FREE fast path against trk_rec_decode. GPU
  *      records are expected as events (and their driver scopes as
  *      TRK_EVF_GPU_DRIVER on host events) only when reader.h defines that
@@ -33,13 +38,18 @@
 
 /* ---- Properties 1 and 2: the codec alone -------------------------------- */
 
-static uint8_t *reencode(uint8_t *p, struct trk_rec_state *st, const struct trk_rec *r)
+static uint8_t *reencode(uint8_t *p, struct trk_rec_state *st, const struct trk_rec *r,
+                         bool compact)
 {
     switch (r->rclass) {
     case TRK_RC_ALLOC:
-        return trk_enc_alloc(p, st, r->kind, r->seq, r->ts, r->addr, r->size, r->stack);
+        if (compact)
+            return trk_enc_alloc(p, st, r->kind, r->seq, r->ts, r->addr, r->size, r->stack);
+        return trk_enc_alloc_long(p, st, r->kind, r->seq, r->ts, r->addr, r->size, r->stack);
     case TRK_RC_FREE:
-        return trk_enc_free(p, st, r->kind, r->seq, r->ts, r->addr);
+        if (compact)
+            return trk_enc_free(p, st, r->kind, r->seq, r->ts, r->addr);
+        return trk_enc_free_long(p, st, r->kind, r->seq, r->ts, r->addr);
     case TRK_RC_REALLOC:
         return trk_enc_realloc(p, st, r->kind, r->seq, r->seq2, r->ts, r->addr, r->addr2,
                                r->size, r->stack);
@@ -138,11 +148,13 @@ static bool same_record(const struct trk_rec *a, const struct trk_rec *b)
 }
 
 static void check_roundtrip(const struct trk_rec_state *before, const struct trk_rec_state *after,
-                            const struct trk_rec *rec, size_t consumed)
+                            const struct trk_rec *rec, const uint8_t *at, size_t consumed)
 {
     static uint8_t buf[TRK_REC_MODULE_MAX + TRK_REC_PY_MAX + TRK_REC_MAX];
+    if (rec->seq && rec->ts < before->ts)
+        return; /* time going back: only older writers wrote that */
     struct trk_rec_state st = *before;
-    uint8_t *end = reencode(buf, &st, rec);
+    uint8_t *end = reencode(buf, &st, rec, (*at & TRK_REC_COMPACT) != 0);
     size_t len = (size_t)(end - buf);
     if (len > consumed)
         trk_fuzz_fail("re-encoding a record made it longer");
@@ -180,7 +192,7 @@ static size_t codec_pass(const uint8_t *data, size_t size)
         }
         if (p <= at || p > end)
             trk_fuzz_fail("a decode consumed nothing or ran past the end");
-        check_roundtrip(&before, &st, &rec, (size_t)(p - at));
+        check_roundtrip(&before, &st, &rec, at, (size_t)(p - at));
     }
     return prefix == SIZE_MAX ? size : prefix;
 }
@@ -410,6 +422,21 @@ static void expect_record(struct expect *x, const struct trk_rec *r, struct stre
         e->u.leak.cls = r->leak_class;
         e->u.leak.leader = r->leader;
         break;
+    case TRK_RC_PY_INFO:
+        e = expect_new(x, r, c->tid, TRK_EV_PY_INFO);
+        e->u.py_info.version = r->version;
+        e->u.py_info.flags = r->flags;
+        break;
+    case TRK_RC_PY_IMPORT: /* the name: not compared */
+        expect_new(x, r, c->tid, TRK_EV_PY_IMPORT);
+        break;
+    case TRK_RC_PY_IMPORT_END:
+        expect_new(x, r, c->tid, TRK_EV_PY_IMPORT_END);
+        break;
+    case TRK_RC_PY_MARK:
+        e = expect_new(x, r, c->tid, TRK_EV_PY_MARK);
+        e->u.py_mark.what = r->what;
+        break;
     case TRK_RC_MODULE:
         x->mods = grow(x->mods, &x->mods_cap, x->nmods + 1, sizeof(*x->mods));
         x->mods[x->nmods++] = *r;
@@ -533,6 +560,11 @@ static bool same_payload(const struct trk_event *a, const struct trk_event *b)
                a->u.leak_scan.roots == b->u.leak_scan.roots;
     case TRK_EV_LEAK:
         return a->u.leak.cls == b->u.leak.cls && a->u.leak.leader == b->u.leak.leader;
+    case TRK_EV_PY_INFO:
+        return a->u.py_info.version == b->u.py_info.version &&
+               a->u.py_info.flags == b->u.py_info.flags;
+    case TRK_EV_PY_MARK:
+        return a->u.py_mark.what == b->u.py_mark.what;
 #if HAVE_GPU_EVENTS
     case TRK_EV_GPU_ALLOC:
     case TRK_EV_GPU_FREE:

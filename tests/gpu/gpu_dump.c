@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/huf.h"
 #include "format/record.h"
 #include "symbol/symbolize.h"
 #include "tracker/reader.h"
@@ -92,7 +93,13 @@ static int read_chunks(const char *path)
         if (h[4] == 1) {
             struct stream *s = stream_of(le32(h + 8));
             const uint8_t *payload = h + 32;
-            if (h[5] == 1) {
+            if (h[5] == TRK_CODEC_HUF) {
+                if (rawlen > sizeof(raw) || trk_huf_decode(payload, stored, raw, rawlen) < 0) {
+                    free(file);
+                    return -1;
+                }
+                payload = raw;
+            } else if (h[5] == 1) {
                 int n = LZ4_decompress_safe((const char *)payload, (char *)raw, (int)stored,
                                             (int)sizeof(raw));
                 if (n < 0 || (uint32_t)n != rawlen) {

@@ -31,8 +31,8 @@ from harness import Skip, check, eq, main  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 GOLDEN = os.path.join(HERE, "..", "golden")
 CORPUS = os.path.join(HERE, "..", "fuzz", "corpus", "reader")
-VERSIONS = (1, 2, 3)
-READER_VERSION = 3
+VERSIONS = (1, 2, 3, 4)
+READER_VERSION = 4
 DATA, WATERMARK, END = 1, 2, 3
 
 _T = []
@@ -125,22 +125,23 @@ def test_golden_stats(env):
 
 
 def test_golden_versions_read_alike(env):
-    """The three goldens record the same program (allocators 1): every
-    version must give the same heap figures."""
+    """The goldens record the same program (allocators 1): every version
+    must give the same heap figures."""
     keys = ("allocations", "frees", "bytes_allocated", "peak_heap_bytes", "leaked_bytes",
             "by_allocator", "threads", "truncated", "checksum_failures", "bad_chunks",
             "broken_streams", "missing_chunks")
-    base = env.stats(os.path.join(GOLDEN, "v3.bin"))
+    last = VERSIONS[-1]
+    base = env.stats(os.path.join(GOLDEN, "v%d.bin" % last))
     for v in VERSIONS[:-1]:
         st = env.stats(os.path.join(GOLDEN, "v%d.bin" % v))
         for k in keys:
-            eq(st[k], base[k], "v%d.bin vs v3.bin: %s" % (v, k))
+            eq(st[k], base[k], "v%d.bin vs v%d.bin: %s" % (v, last, k))
 
 
 def test_newer_version_refused(env):
     want = "capture version %d is newer than this reader (%d)" % (READER_VERSION + 1,
                                                                   READER_VERSION)
-    data = golden(3)
+    data = golden(READER_VERSION)
     struct.pack_into("<H", data, 8, READER_VERSION + 1)
     stale = write(env, "stale", data)  # the version is checked before the CRC
     sealed = write(env, "sealed", reseal_header(bytearray(data)))
@@ -149,7 +150,7 @@ def test_newer_version_refused(env):
         eq(err, "tracker: %s: %s" % (path, want), "message for a newer capture")
     struct.pack_into("<H", data, 8, 0xFFFF)
     err = refused(env, write(env, "max", reseal_header(data)))
-    check("capture version 65535 is newer than this reader (3)" in err, err)
+    check("capture version 65535 is newer than this reader (%d)" % READER_VERSION in err, err)
 
 
 def test_corpus_newer_version_seed(env):
@@ -226,7 +227,7 @@ def test_reserved_chunk_fields_skip_the_chunk(env):
 
 def test_third_party_build(env):
     """A program outside the project builds against the staged install of
-    the reader library alone and reads the golden v3 capture."""
+    the reader library alone and reads the newest golden capture."""
     build = os.path.dirname(env.tracker)  # tracker lies at the top of the build dir
     tools = {t: shutil.which(t) for t in ("meson", "pkg-config")}
     cc = shutil.which(os.environ.get("CC", "cc"))
@@ -257,13 +258,13 @@ def test_third_party_build(env):
     cp = env.run_raw([cc, "-std=c17", "-Wall", "-Wextra", "-Werror", src, "-o", exe] + flags,
                      timeout=120)
     eq(cp.returncode, 0, "third-party build: %s" % cp.stderr.decode(errors="replace"))
-    path = os.path.join(GOLDEN, "v3.bin")
+    path = os.path.join(GOLDEN, "v%d.bin" % READER_VERSION)
     cp = env.run_raw([exe, path], timeout=60)
     eq(cp.returncode, 0, "third_party ran: %s" % cp.stderr.decode(errors="replace"))
     got = dict(line.split("=", 1) for line in cp.stdout.decode().split())
     st = env.stats(path)
-    eq(got["reader_version"], "3", "TRK_READER_FORMAT_VERSION")
-    eq(got["version"], "3", "header version")
+    eq(got["reader_version"], str(READER_VERSION), "TRK_READER_FORMAT_VERSION")
+    eq(got["version"], str(READER_VERSION), "header version")
     eq(int(got["pid"]), st["pid"], "pid")
     eq(int(got["events"]), st["events"], "events")
     eq(int(got["allocations"]), st["allocations"], "allocations")

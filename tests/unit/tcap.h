@@ -26,7 +26,9 @@
 
 /* ---- A tiny capture writer (docs/FORMAT.md): header, DATA chunks with the
  * stored codec, a WATERMARK after each flush, END. Events get consecutive
- * seqs; c->ts is the time of the next event. ------------------------------- */
+ * seqs; c->ts is the time of the next event. Heap events use the long
+ * record forms, which keep exact ns times (the compact ones of §4.1 round
+ * to 1024 ns). ---------------------------------------------------------------- */
 
 #ifndef TC_STREAMS
 #define TC_STREAMS 16
@@ -176,13 +178,13 @@ static inline void tc_alloc(struct tcap *c, unsigned s, uint64_t addr, uint64_t 
 {
     uint8_t *p = tc_room(c, s);
     tc_commit(c, s,
-              trk_enc_alloc(p, &c->s[s].st, TRK_ALLOC_MALLOC, ++c->seq, c->ts, addr, size, stack));
+              trk_enc_alloc_long(p, &c->s[s].st, TRK_ALLOC_MALLOC, ++c->seq, c->ts, addr, size, stack));
 }
 
 static inline void tc_free(struct tcap *c, unsigned s, uint64_t addr)
 {
     uint8_t *p = tc_room(c, s);
-    tc_commit(c, s, trk_enc_free(p, &c->s[s].st, TRK_ALLOC_FREE, ++c->seq, c->ts, addr));
+    tc_commit(c, s, trk_enc_free_long(p, &c->s[s].st, TRK_ALLOC_FREE, ++c->seq, c->ts, addr));
 }
 
 static inline void tc_realloc(struct tcap *c, unsigned s, uint64_t old, uint64_t new_addr, uint64_t size,
@@ -245,13 +247,13 @@ static inline void tc_alloc_kind(struct tcap *c, unsigned s, unsigned kind, uint
                                  uint64_t size, uint64_t stack)
 {
     uint8_t *p = tc_room(c, s);
-    tc_commit(c, s, trk_enc_alloc(p, &c->s[s].st, kind, ++c->seq, c->ts, addr, size, stack));
+    tc_commit(c, s, trk_enc_alloc_long(p, &c->s[s].st, kind, ++c->seq, c->ts, addr, size, stack));
 }
 
 static inline void tc_free_kind(struct tcap *c, unsigned s, unsigned kind, uint64_t addr)
 {
     uint8_t *p = tc_room(c, s);
-    tc_commit(c, s, trk_enc_free(p, &c->s[s].st, kind, ++c->seq, c->ts, addr));
+    tc_commit(c, s, trk_enc_free_long(p, &c->s[s].st, kind, ++c->seq, c->ts, addr));
 }
 
 /* Code object `id`: its (qualified) name, file and first line. */

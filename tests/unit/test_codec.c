@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "common/crc32c.h"
+#include "common/huf.h"
 #include "common/varint.h"
 #include "format/format.h"
 #include "format/record.h"
@@ -77,6 +78,27 @@ static void test_crc32c(void **unused)
     memset(ones, 0xff, sizeof ones);
     assert_int_equal(trk_crc32c(0, ones, sizeof ones), 0x62A8AB43u);
     assert_int_equal(trk_crc32c(0, "", 0), 0u);
+}
+
+/* The CPU's crc32 instruction (where trk_crc32c uses it) and the tables
+ * agree on every length and alignment, continued CRCs included. */
+static void test_crc32c_hw_matches_tables(void **unused)
+{
+    (void)unused;
+    uint8_t buf[300];
+    uint32_t x = 12345;
+    for (size_t i = 0; i < sizeof buf; i++) {
+        x = x * 1103515245u + 12345u;
+        buf[i] = (uint8_t)(x >> 16);
+    }
+    for (size_t off = 0; off < 9; off++)
+        for (size_t len = 0; len + off <= sizeof buf; len += 7) {
+            uint32_t seed = (uint32_t)(off * 977 + len);
+            assert_int_equal(trk_crc32c(seed, buf + off, len),
+                             trk_crc32c_soft(seed, buf + off, len));
+        }
+    assert_int_equal(trk_crc32c_soft(0, "123456789", 9), 0xE3069283u);
+    print_message("crc32c: %s\n", trk_crc32c_hw_available() ? "sse4.2 instruction" : "tables");
 }
 
 static void test_varint_edges(void **unused)
@@ -157,14 +179,14 @@ static void test_alloc_golden_bytes(void **unused)
     static const uint8_t want[] = {0x21, 0x01, 0x0a, 0x80, 0x40, 0x10, 0x00};
     uint8_t buf[BUF_LEN] = {0};
     struct trk_rec_state st = zero_state;
-    uint8_t *e = trk_enc_alloc(buf, &st, TRK_ALLOC_MALLOC, 1, 5, 0x1000, 16, 0);
+    uint8_t *e = trk_enc_alloc_long(buf, &st, TRK_ALLOC_MALLOC, 1, 5, 0x1000, 16, 0);
     assert_int_equal((size_t)(e - buf), sizeof want);
     assert_memory_equal(buf, want, sizeof want);
 
-    /* Then free of 0x0ff0 (delta -16 -> zz 31) at seq 3, ts 4 (tsd -1 -> 1):
-     * tag 0x40|13, seqd 2, tsd 1, addr 0x1f. */
-    static const uint8_t want_free[] = {0x4d, 0x02, 0x01, 0x1f};
-    e = trk_enc_free(buf, &st, TRK_ALLOC_FREE, 3, 4, 0x0ff0);
+    /* Then free of 0x0ff0 (delta -16 -> zz 31) at seq 3, ts 6 (tsd 1 -> 2):
+     * tag 0x40|13, seqd 2, tsd 2, addr 0x1f. */
+    static const uint8_t want_free[] = {0x4d, 0x02, 0x02, 0x1f};
+    e = trk_enc_free_long(buf, &st, TRK_ALLOC_FREE, 3, 6, 0x0ff0);
     assert_int_equal((size_t)(e - buf), sizeof want_free);
     assert_memory_equal(buf, want_free, sizeof want_free);
 
@@ -173,12 +195,12 @@ static void test_alloc_golden_bytes(void **unused)
      * tag 0x63, seqd 1, tsd 0, old delta 0, seq2d 2, new delta +16 -> 32,
      * size 200 -> c8 01, stack 7. */
     static const uint8_t want_re[] = {0x63, 0x01, 0x00, 0x00, 0x02, 0x20, 0xc8, 0x01, 0x07};
-    e = trk_enc_realloc(buf, &st, TRK_ALLOC_REALLOC, 4, 6, 4, 0x0ff0, 0x1000, 200, 7);
+    e = trk_enc_realloc(buf, &st, TRK_ALLOC_REALLOC, 4, 6, 6, 0x0ff0, 0x1000, 200, 7);
     assert_int_equal((size_t)(e - buf), sizeof want_re);
     assert_memory_equal(buf, want_re, sizeof want_re);
     assert_true(st.seq == 6);
     assert_true(st.addr == 0x1000);
-    assert_true(st.ts == 4);
+    assert_true(st.ts == 6);
 
     /* Decoding the hand-written bytes gives the values back. */
     struct trk_rec_state ds = zero_state;
@@ -190,12 +212,217 @@ static void test_alloc_golden_bytes(void **unused)
     decode_exact(want_free, sizeof want_free, &ds, &r);
     assert_int_equal(r.rclass, TRK_RC_FREE);
     assert_int_equal(r.kind, TRK_ALLOC_FREE);
-    assert_true(r.seq == 3 && r.ts == 4 && r.addr == 0x0ff0);
+    assert_true(r.seq == 3 && r.ts == 6 && r.addr == 0x0ff0);
     decode_exact(want_re, sizeof want_re, &ds, &r);
     assert_int_equal(r.rclass, TRK_RC_REALLOC);
     assert_true(r.seq == 4 && r.seq2 == 6 && r.addr == 0x0ff0 && r.addr2 == 0x1000);
-    assert_true(r.size == 200 && r.stack == 7 && r.ts == 4);
+    assert_true(r.size == 200 && r.stack == 7 && r.ts == 6);
     assert_memory_equal(&ds, &st, sizeof st);
+}
+
+/* ---- The HUF chunk codec (FORMAT.md §2) ---------------------------------- */
+
+/* "abaabc": counts a 3, b 2, c 1 -> lengths a 1, b 2, c 2; canonical codes
+ * a 0, b 10, c 11; bits 0 10 0 0 10 11 = 0100 0101 1 + 7 zero bits. */
+static void test_huf_golden_bytes(void **unused)
+{
+    (void)unused;
+    uint8_t out[TRK_HUF_TABLE + 8];
+    size_t n = trk_huf_encode((const uint8_t *)"abaabc", 6, out, sizeof out);
+    assert_int_equal(n, TRK_HUF_TABLE + 2);
+    uint8_t table[TRK_HUF_TABLE] = {0};
+    table['a' / 2] = 1 << 4;     /* 'a' = 97: odd, high nibble */
+    table['b' / 2] = 2 | 2 << 4; /* 'b' = 98 low nibble, 'c' = 99 high */
+    assert_memory_equal(out, table, TRK_HUF_TABLE);
+    assert_int_equal(out[TRK_HUF_TABLE], 0x45);
+    assert_int_equal(out[TRK_HUF_TABLE + 1], 0x80);
+    uint8_t back[6];
+    assert_int_equal(trk_huf_decode(out, n, back, 6), 0);
+    assert_memory_equal(back, "abaabc", 6);
+    /* One byte value only, or no room: not encoded. */
+    assert_int_equal(trk_huf_encode((const uint8_t *)"aaaa", 4, out, sizeof out), 0);
+    assert_int_equal(trk_huf_encode((const uint8_t *)"abaabc", 6, out, TRK_HUF_TABLE + 1), 0);
+    /* Malformed: a padding bit set, a byte too many or too few, codes that
+     * run past the payload, an incomplete or overlong code, no table. */
+    uint8_t bad[TRK_HUF_TABLE + 8];
+    memcpy(bad, out, n);
+    bad[TRK_HUF_TABLE + 1] = 0x81;
+    assert_int_equal(trk_huf_decode(bad, n, back, 6), -1);
+    memcpy(bad, out, n);
+    bad[n] = 0;
+    assert_int_equal(trk_huf_decode(bad, n + 1, back, 6), -1);
+    assert_int_equal(trk_huf_decode(out, n - 1, back, 6), -1);
+    /* (The padding may decode as codes of a short symbol: raw_len, under
+     * the chunk CRC, says how many there are. More than the bits hold:) */
+    uint8_t more[20];
+    assert_int_equal(trk_huf_decode(out, n, more, sizeof more), -1);
+    /* An incomplete code (a 0, b 10: Kraft sum 3/4) is fine until a bit
+     * pattern that is no code (11) comes. */
+    uint8_t part[TRK_HUF_TABLE + 1] = {0};
+    part['a' / 2] = 1 << 4;
+    part['b' / 2] = 2;
+    part[TRK_HUF_TABLE] = 0x40; /* 0 10 00000: a b */
+    assert_int_equal(trk_huf_decode(part, sizeof part, back, 2), 0);
+    assert_memory_equal(back, "ab", 2);
+    part[TRK_HUF_TABLE] = 0x60; /* 0 11: no code */
+    assert_int_equal(trk_huf_decode(part, sizeof part, back, 2), -1);
+    memcpy(bad, out, n);
+    bad['c' / 2] = 1 | 2 << 4; /* b: 1 bit, Kraft sum 5/4 */
+    assert_int_equal(trk_huf_decode(bad, n, back, 6), -1);
+    bad['c' / 2] = 2 | 12 << 4;
+    assert_int_equal(trk_huf_decode(bad, n, back, 6), -1);
+    assert_int_equal(trk_huf_decode(out, TRK_HUF_TABLE - 1, back, 6), -1);
+}
+
+/* Round trips over flat, skewed and geometric distributions, sizes 2..64
+ * KiB, and a Fibonacci distribution whose plain Huffman code is deeper than
+ * TRK_HUF_MAX_LEN (the lengths must be limited). */
+static void test_huf_round_trip(void **unused)
+{
+    (void)unused;
+    static uint8_t in[65536], out[TRK_HUF_TABLE + 65536 * 2], back[65536];
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (int round = 0; round < 40; round++) {
+        size_t n = 2 + (size_t)(x % 65535);
+        for (size_t i = 0; i < n; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            unsigned r = (unsigned)(x >> 40);
+            switch (round % 4) {
+            case 0: in[i] = (uint8_t)r; break;
+            case 1: in[i] = (uint8_t)(r % 3 ? 0 : r); break;
+            case 2: in[i] = (uint8_t)__builtin_ctz(r | 1u << 23); break;
+            default: in[i] = (uint8_t)(r % 5); break;
+            }
+        }
+        in[0] = 0;
+        in[1] = 1; /* at least two values */
+        size_t m = trk_huf_encode(in, n, out, sizeof out);
+        assert_true(m >= TRK_HUF_TABLE);
+        memset(back, 0xAA, n);
+        assert_int_equal(trk_huf_decode(out, m, back, n), 0);
+        assert_memory_equal(back, in, n);
+    }
+    /* Counts 1, 1, 2, 3, 5, 8, ...: a plain Huffman tree 20 deep. */
+    size_t n = 0;
+    uint32_t a = 1, b = 1;
+    for (unsigned s = 0; s < 21 && n < sizeof in; s++) {
+        for (uint32_t k = 0; k < a && n < sizeof in; k++)
+            in[n++] = (uint8_t)s;
+        uint32_t t = a + b;
+        a = b;
+        b = t;
+    }
+    size_t m = trk_huf_encode(in, n, out, sizeof out);
+    assert_true(m > TRK_HUF_TABLE);
+    for (unsigned s = 0; s < 256; s++)
+        assert_true(((out[s / 2] >> (4 * (s & 1))) & 15) <= TRK_HUF_MAX_LEN);
+    assert_int_equal(trk_huf_decode(out, m, back, n), 0);
+    assert_memory_equal(back, in, n);
+}
+
+/* ---- Compact heap records (version 4, FORMAT.md §4.1) ------------------ */
+
+static void test_compact_golden_bytes(void **unused)
+{
+    (void)unused;
+    uint8_t buf[BUF_LEN] = {0};
+    struct trk_rec_state st = zero_state, ds = zero_state;
+    struct trk_rec r;
+    /* malloc, seq 1, ts 5000, addr 0x1000, size 16, stack 0 from zero:
+     * tag 1 1 00 01 11 = 0xC7 (slot 0, seqd 1, tsq in a varint); tsq
+     * 5000 >> 10 = 4; addr 0x1000 / 16 = 0x100, zz 0x200, << 1 = 0x400 ->
+     * 80 08; size 0x10; stack 0. The stream's ts becomes 4 * 1024. */
+    static const uint8_t want[] = {0xC7, 0x04, 0x80, 0x08, 0x10, 0x00};
+    uint8_t *e = trk_enc_alloc(buf, &st, TRK_ALLOC_MALLOC, 1, 5000, 0x1000, 16, 0);
+    assert_int_equal((size_t)(e - buf), sizeof want);
+    assert_memory_equal(buf, want, sizeof want);
+    assert_true(st.ts == 4096);
+    decode_exact(want, sizeof want, &ds, &r);
+    assert_int_equal(r.rclass, TRK_RC_ALLOC);
+    assert_int_equal(r.kind, TRK_ALLOC_MALLOC);
+    assert_true(r.seq == 1 && r.ts == 4096 && r.addr == 0x1000 && r.size == 16 && r.stack == 0);
+
+    /* free 0x0ff0 at seq 3, ts 6500: seqd 2, tsq (6500 - 4096) >> 10 = 2,
+     * tag 1 0 00 10 10 = 0x8A; delta -16: -1, zz 1, << 1 = 2. */
+    static const uint8_t want_free[] = {0x8A, 0x02};
+    e = trk_enc_free(buf, &st, TRK_ALLOC_FREE, 3, 6500, 0x0ff0);
+    assert_int_equal((size_t)(e - buf), sizeof want_free);
+    assert_memory_equal(buf, want_free, sizeof want_free);
+    decode_exact(want_free, sizeof want_free, &ds, &r);
+    assert_true(r.rclass == TRK_RC_FREE && r.kind == TRK_ALLOC_FREE);
+    assert_true(r.seq == 3 && r.ts == 6144 && r.addr == 0x0ff0);
+
+    /* delete of 0x0ff8 at seq 10, ts 6000 (before the stream's 6144: no
+     * time passes): tag 1 0 01 00 00 = 0x90, seqd 7 in a varint; delta 8 is
+     * not a multiple of 16: zz 16, << 1 | 1 = 33. */
+    static const uint8_t want_del[] = {0x90, 0x07, 0x21};
+    e = trk_enc_free(buf, &st, TRK_ALLOC_DELETE, 10, 6000, 0x0ff8);
+    assert_int_equal((size_t)(e - buf), sizeof want_del);
+    assert_memory_equal(buf, want_del, sizeof want_del);
+    decode_exact(want_del, sizeof want_del, &ds, &r);
+    assert_true(r.kind == TRK_ALLOC_DELETE && r.seq == 10 && r.ts == 6144 && r.addr == 0x0ff8);
+
+    /* aligned_alloc has no compact slot: the long form, exact ts. */
+    e = trk_enc_alloc(buf, &st, TRK_ALLOC_ALIGNED_ALLOC, 11, 7000, 0x2000, 64, 1);
+    assert_int_equal(buf[0], TRK_REC_ALLOC_BASE | TRK_ALLOC_ALIGNED_ALLOC);
+    decode_exact(buf, (size_t)(e - buf), &ds, &r);
+    assert_true(r.kind == TRK_ALLOC_ALIGNED_ALLOC && r.ts == 7000 && r.addr == 0x2000);
+    assert_memory_equal(&ds, &st, sizeof st);
+
+    /* Every cut of a compact record is short input; a varint seqd of 0 is
+     * malformed. */
+    for (size_t cut = 0; cut < sizeof want; cut++)
+        expect_reject(want, cut, &zero_state);
+    static const uint8_t seq0[] = {0x80, 0x00, 0x02};
+    expect_reject(seq0, sizeof seq0, &zero_state);
+}
+
+/* Random heap events of every kind through the capture's encoders: seq,
+ * addresses (aligned or not, any delta up to the extremes), sizes and
+ * stacks come back exactly; ts comes back at most one step
+ * (1 << TRK_COMPACT_TS_SHIFT ns) early and never decreasing. */
+static void test_compact_round_trip(void **unused)
+{
+    (void)unused;
+    uint8_t buf[BUF_LEN];
+    struct trk_rec_state es = zero_state, ds = zero_state;
+    struct trk_rec r;
+    uint64_t x = 88172645463325252ull, seq = 0, ts = 1000000, addr = 0x555555550000ull;
+    uint64_t last_ts = 0;
+    unsigned compact = 0;
+    for (int i = 0; i < 200000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        seq += 1 + ((x & 7) == 0 ? (x >> 8) % 1000 : x % 3);
+        ts += (x >> 12) % 8 == 0 ? (x >> 20) % 100000 : (x >> 20) % 700;
+        switch ((x >> 30) % 8) {
+        case 0: addr = x; break;                            /* anywhere */
+        case 1: addr += (x >> 40) % 64; break;              /* unaligned */
+        case 2: addr = 0x8000000000000000ull ^ addr; break; /* delta -2^63 */
+        default: addr += ((x >> 40) % 4096) * 16 - 32768; break;
+        }
+        unsigned kind = 1 + (unsigned)((x >> 50) % TRK_ALLOC_KIND_MAX);
+        int alloc = (x >> 60) & 1;
+        uint64_t size = (x >> 24) % 5000, stack = (x >> 33) % 300;
+        uint8_t *e = alloc ? trk_enc_alloc(buf, &es, kind, seq, ts, addr, size, stack)
+                           : trk_enc_free(buf, &es, kind, seq, ts, addr);
+        assert_true((size_t)(e - buf) <= TRK_REC_MAX);
+        compact += (buf[0] & TRK_REC_COMPACT) != 0;
+        decode_exact(buf, (size_t)(e - buf), &ds, &r);
+        assert_int_equal(r.rclass, alloc ? TRK_RC_ALLOC : TRK_RC_FREE);
+        assert_int_equal(r.kind, kind);
+        assert_true(r.seq == seq && r.addr == addr);
+        if (alloc)
+            assert_true(r.size == size && r.stack == stack);
+        assert_true(r.ts <= ts && ts - r.ts < (1u << TRK_COMPACT_TS_SHIFT));
+        assert_true(r.ts >= last_ts);
+        last_ts = r.ts;
+        assert_memory_equal(&ds, &es, sizeof es);
+    }
+    assert_true(compact > 200000 / 8); /* the eight slot kinds of 25 */
 }
 
 /* ---- Round trips ------------------------------------------------------ */
@@ -217,14 +444,14 @@ static void test_heap_all_kinds(void **unused)
         struct trk_rec r;
         uint64_t base = 0x7f0000000000ull + k * 0x1000;
 
-        uint8_t *e = trk_enc_alloc(buf, &es, k, 10 * k, 1000 * k, base, 24 * k, k + 100);
+        uint8_t *e = trk_enc_alloc_long(buf, &es, k, 10 * k, 1000 * k, base, 24 * k, k + 100);
         decode_exact(buf, (size_t)(e - buf), &ds, &r);
         assert_int_equal(r.rclass, TRK_RC_ALLOC);
         assert_int_equal(r.kind, k);
         assert_true(r.seq == 10 * k && r.ts == 1000 * k && r.addr == base);
         assert_true(r.size == 24 * k && r.stack == k + 100);
 
-        e = trk_enc_free(buf, &es, k, 10 * k + 1, 1000 * k + 3, base + 64);
+        e = trk_enc_free_long(buf, &es, k, 10 * k + 1, 1000 * k + 3, base + 64);
         decode_exact(buf, (size_t)(e - buf), &ds, &r);
         assert_int_equal(r.rclass, TRK_RC_FREE);
         assert_int_equal(r.kind, k);
@@ -278,7 +505,7 @@ static void test_python_records(void **unused)
     e = trk_enc_py_import(buf, &es, 5, 1000, "torch.nn", 8);
     e = trk_enc_py_import_end(e, &es, 9, 2500);
     e = trk_enc_py_mark(e, &es, 12, 3000, TRK_PY_MARK_SCRIPT_END);
-    e = trk_enc_py_info(e, &es, 13, 2900, 0x030b02f0, TRK_PYF_NATIVE | TRK_PYF_PYMALLOC);
+    e = trk_enc_py_info(e, &es, 13, 3100, 0x030b02f0, TRK_PYF_NATIVE | TRK_PYF_PYMALLOC);
     p = buf;
     assert_int_equal(trk_rec_decode(&p, e, &ds, &r), 0);
     assert_int_equal(r.rclass, TRK_RC_PY_IMPORT);
@@ -292,7 +519,7 @@ static void test_python_records(void **unused)
     assert_true(r.seq == 12 && r.ts == 3000 && r.what == TRK_PY_MARK_SCRIPT_END);
     assert_int_equal(trk_rec_decode(&p, e, &ds, &r), 0);
     assert_int_equal(r.rclass, TRK_RC_PY_INFO);
-    assert_true(r.seq == 13 && r.ts == 2900 && r.version == 0x030b02f0);
+    assert_true(r.seq == 13 && r.ts == 3100 && r.version == 0x030b02f0);
     assert_int_equal(r.flags, TRK_PYF_NATIVE | TRK_PYF_PYMALLOC);
     assert_ptr_equal(p, e);
     assert_memory_equal(&ds, &es, sizeof es);
@@ -327,7 +554,7 @@ static void test_stream_every_type(void **unused)
     p = trk_enc_stack(p, &es, 1, 0, 0x555555555123ull);
     p = trk_enc_stack(p, &es, 2, 1, 0x7ffff7a01000ull);
     p = trk_enc_stack(p, &es, 3, 2, 0x555555555000ull); /* ip goes down */
-    p = trk_enc_alloc(p, &es, TRK_ALLOC_CALLOC, 5, 1000100, 0x5555555a0000ull, 4000, 3);
+    p = trk_enc_alloc_long(p, &es, TRK_ALLOC_CALLOC, 5, 1000100, 0x5555555a0000ull, 4000, 3);
     p = trk_enc_realloc(p, &es, TRK_ALLOC_REALLOC, 6, 8, 1000200, 0x5555555a0000ull,
                         0x7ffff0000010ull, 1 << 20, 2);
     p = trk_enc_mmap(p, &es, 9, 1000300, 0x7ffff7000000ull, 0x21000, 3, 0x22, 0, 1);
@@ -337,7 +564,7 @@ static void test_stream_every_type(void **unused)
                        0x7fffe0000000ull, 0x40000, 1, 3);
     p = trk_enc_rss(p, &es, 16, 1000600, 123 << 12, 456 << 12);
     p = trk_enc_lost(p, &es, 17, 1000700, 99);
-    p = trk_enc_free(p, &es, TRK_ALLOC_FREE, 18, 1000800, 0x7ffff0000010ull);
+    p = trk_enc_free_long(p, &es, TRK_ALLOC_FREE, 18, 1000800, 0x7ffff0000010ull);
     p = trk_enc_thread_exit(p, &es, 20, 1000900);
     const uint8_t *end = p;
 
@@ -431,7 +658,10 @@ static void test_stream_every_type(void **unused)
     expect_reject(q, 0, &ds);
 }
 
-/* Addresses and timestamps going down encode as negative zigzag deltas. */
+/* Addresses going down encode as negative zigzag deltas. Timestamps going
+ * back (a clock stepping) are written as no time passing since version 4,
+ * so that each stream's ts never decreases; a negative tsd of an older file
+ * still decodes. */
 static void test_negative_deltas(void **unused)
 {
     (void)unused;
@@ -445,18 +675,24 @@ static void test_negative_deltas(void **unused)
         addr -= 16 + (uint64_t)i * 4096;
         ts -= (uint64_t)i;
         seq += 1 + (uint64_t)i % 3;
-        uint8_t *e = (i & 1) ? trk_enc_free(buf, &es, TRK_ALLOC_FREE, seq, ts, addr)
-                             : trk_enc_alloc(buf, &es, TRK_ALLOC_MALLOC, seq, ts, addr, 48, 0);
+        uint8_t *e = (i & 1) ? trk_enc_free_long(buf, &es, TRK_ALLOC_FREE, seq, ts, addr)
+                             : trk_enc_alloc_long(buf, &es, TRK_ALLOC_MALLOC, seq, ts, addr, 48, 0);
         decode_exact(buf, (size_t)(e - buf), &ds, &r);
         assert_true(r.addr == addr);
-        assert_true(r.ts == ts);
+        assert_true(r.ts == 5000000); /* clamped: never below the first */
         assert_true(r.seq == seq);
     }
     assert_memory_equal(&ds, &es, sizeof es);
 
+    /* A version 3 free whose tsd is -1 (zigzag 1) moves the stream back. */
+    static const uint8_t v3_back[] = {0x4d, 0x01, 0x01, 0x00};
+    struct trk_rec_state old = {.seq = 1, .ts = 100, .addr = 0x1000, .ip = 0};
+    decode_exact(v3_back, sizeof v3_back, &old, &r);
+    assert_true(r.ts == 99 && r.seq == 2 && r.addr == 0x1000);
+
     /* addr 0x1010 after 0x1020: delta -16, zigzag 31, one byte. */
     es = ds = (struct trk_rec_state){.seq = 1, .ts = 0, .addr = 0x1020, .ip = 0};
-    uint8_t *e = trk_enc_free(buf, &es, TRK_ALLOC_FREE, 2, 0, 0x1010);
+    uint8_t *e = trk_enc_free_long(buf, &es, TRK_ALLOC_FREE, 2, 0, 0x1010);
     assert_int_equal((size_t)(e - buf), 4);
     assert_int_equal(buf[3], 31);
     decode_exact(buf, 4, &ds, &r);
@@ -474,7 +710,7 @@ static void test_max_varints(void **unused)
 
     /* tag + seqd(10) + tsd zz(INT64_MIN)(10) + addr zz(INT64_MIN)(10) +
      * size(10) + stack(10). */
-    uint8_t *e = trk_enc_alloc(buf, &es, TRK_ALLOC_MALLOC, UINT64_MAX, 0x8000000000000000ull,
+    uint8_t *e = trk_enc_alloc_long(buf, &es, TRK_ALLOC_MALLOC, UINT64_MAX, 0x8000000000000000ull,
                                0x8000000000000000ull, UINT64_MAX, UINT64_MAX);
     assert_int_equal((size_t)(e - buf), 1 + 5 * 10);
     assert_true((size_t)(e - buf) <= TRK_REC_MAX);
@@ -486,13 +722,13 @@ static void test_max_varints(void **unused)
 
     /* Wrap-around: from 0x8000000000000000 to UINT64_MAX is +INT64_MAX. */
     es.seq = ds.seq = 0;
-    e = trk_enc_free(buf, &es, TRK_ALLOC_FREE, 1, 0x8000000000000000ull, UINT64_MAX);
+    e = trk_enc_free_long(buf, &es, TRK_ALLOC_FREE, 1, 0x8000000000000000ull, UINT64_MAX);
     decode_exact(buf, (size_t)(e - buf), &ds, &r);
     assert_true(r.addr == UINT64_MAX);
-    /* And down to 0 again. */
-    e = trk_enc_free(buf, &es, TRK_ALLOC_FREE, 2, 0, 0);
+    /* And down to 0 again (the time going back reads as none passing). */
+    e = trk_enc_free_long(buf, &es, TRK_ALLOC_FREE, 2, 0, 0);
     decode_exact(buf, (size_t)(e - buf), &ds, &r);
-    assert_true(r.addr == 0 && r.ts == 0);
+    assert_true(r.addr == 0 && r.ts == 0x8000000000000000ull);
 
     /* The longest fixed record is MREMAP with every field at its maximum. */
     es = ds = zero_state;
@@ -546,7 +782,7 @@ static void test_realloc_semantics(void **unused)
     struct trk_rec_state es = zero_state, ds = zero_state;
     struct trk_rec r;
 
-    uint8_t *e = trk_enc_alloc(buf, &es, TRK_ALLOC_MALLOC, 100, 0, 0x10000, 8, 0);
+    uint8_t *e = trk_enc_alloc_long(buf, &es, TRK_ALLOC_MALLOC, 100, 0, 0x10000, 8, 0);
     decode_exact(buf, (size_t)(e - buf), &ds, &r);
 
     /* Old 0x20000 (+0x10000 from state), new 0x18000 (-0x8000 from OLD). */
@@ -564,7 +800,7 @@ static void test_realloc_semantics(void **unused)
 
     /* The next event's seqd is relative to seq2 (151 - 150 = 1) and its
      * address relative to the new address (0x18000 -> 0x18000 = 0). */
-    e = trk_enc_free(buf, &es, TRK_ALLOC_FREE, 151, 0, 0x18000);
+    e = trk_enc_free_long(buf, &es, TRK_ALLOC_FREE, 151, 0, 0x18000);
     static const uint8_t want_free[] = {0x4d, 0x01, 0x00, 0x00};
     assert_int_equal((size_t)(e - buf), sizeof want_free);
     assert_memory_equal(buf, want_free, sizeof want_free);
@@ -705,8 +941,8 @@ static size_t encode_sample(int which, uint8_t *buf, struct trk_rec_state *st)
     case 8: e = trk_enc_mmap(buf, st, st->seq + 1, st->ts, 0x7f1234560000ull, 1 << 21, 3, 0x22, 1, 400); break;
     case 9: e = trk_enc_munmap(buf, st, st->seq + 1, st->ts, 0x7f1234570000ull, 65536); break;
     case 10: e = trk_enc_mremap(buf, st, st->seq + 1, st->seq + 1000, st->ts, 0x7f1234560000ull, 1 << 21, 0x7f0000000000ull, 1 << 22, 3, 12); break;
-    case 11: e = trk_enc_alloc(buf, st, TRK_ALLOC_POSIX_MEMALIGN, st->seq + 1, st->ts + 100000, 0x55550000ull, 1 << 20, 300); break;
-    case 12: e = trk_enc_free(buf, st, TRK_ALLOC_SDALLOCX, st->seq + 200, st->ts, 0x55540000ull); break;
+    case 11: e = trk_enc_alloc_long(buf, st, TRK_ALLOC_POSIX_MEMALIGN, st->seq + 1, st->ts + 100000, 0x55550000ull, 1 << 20, 300); break;
+    case 12: e = trk_enc_free_long(buf, st, TRK_ALLOC_SDALLOCX, st->seq + 200, st->ts, 0x55540000ull); break;
     default: e = trk_enc_realloc(buf, st, TRK_ALLOC_REALLOCARRAY, st->seq + 1, st->seq + 129, st->ts, 0x55540000ull, 0x7fff00000000ull, 100000, 0); break;
     }
     return (size_t)(e - buf);
@@ -798,7 +1034,8 @@ static void test_unknown_tags(void **unused)
         int known = (tag >= TRK_REC_THREAD && tag <= TRK_REC_PY_INFO) ||
                     tag == TRK_REC_LEAK_SCAN || tag == TRK_REC_LEAK ||
                     ((cls == 0x20 || cls == 0x40 || cls == 0x60) && kind >= 1 &&
-                     kind <= TRK_ALLOC_KIND_MAX);
+                     kind <= TRK_ALLOC_KIND_MAX) ||
+                    (tag & TRK_REC_COMPACT);
         b[0] = (uint8_t)tag;
         if (!known) {
             expect_reject(b, sizeof b, &st0);
@@ -810,8 +1047,9 @@ static void test_unknown_tags(void **unused)
             accepted++;
         }
     }
-    /* 25 plain tags (11 host, 7 GPU, 5 Python, 2 leak) + 3 classes x 25 kinds. */
-    assert_int_equal(accepted, 25 + 3 * 25);
+    /* 25 plain tags (11 host, 7 GPU, 5 Python, 2 leak) + 3 classes x 25
+     * kinds + the 128 compact tags of version 4. */
+    assert_int_equal(accepted, 25 + 3 * 25 + 128);
 }
 
 /* LEAK_SCAN and LEAK (docs/FORMAT.md §4a): fields, the leader as a delta
@@ -961,6 +1199,11 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_crc32c),
+        cmocka_unit_test(test_crc32c_hw_matches_tables),
+        cmocka_unit_test(test_huf_golden_bytes),
+        cmocka_unit_test(test_huf_round_trip),
+        cmocka_unit_test(test_compact_golden_bytes),
+        cmocka_unit_test(test_compact_round_trip),
         cmocka_unit_test(test_varint_edges),
         cmocka_unit_test(test_alloc_golden_bytes),
         cmocka_unit_test(test_heap_all_kinds),

@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * huf.c - the HUF chunk codec (docs/FORMAT.md §2, huf.h). Code lengths come
+ * from a plain Huffman construction over the chunk's byte counts, limited to
+ * TRK_HUF_MAX_LEN bits; codes are the canonical ones, written most
+ * significant bit first. Never allocates.
+ */
+#include "huf.h"
+
+#include <string.h>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+#define NSYM 256
+
+/* Code lengths for the counts (0 for absent symbols): a Huffman code, then,
+ * where it is deeper than TRK_HUF_MAX_LEN, the long codes cut to that and
+ * the Kraft sum brought back to at most 1 by lengthening the rarest
+ * symbols' codes, and any room left given back to the most frequent ones.
+ * Returns the number of symbols present. */
+static unsigned build_lengths(const uint32_t c[NSYM], uint8_t len[NSYM])
+{
+    /* Leaves sorted by count: a Shell sort, at most 256 of them and one
+     * sort per chunk, so it must stay far from n^2. */
+    uint16_t leaf[NSYM];
+    unsigned n = 0;
+    for (unsigned s = 0; s < NSYM; s++)
+        if (c[s])
+            leaf[n++] = (uint16_t)s;
+    memset(len, 0, NSYM);
+    if (n < 2)
+        return n;
+    static const unsigned gaps[] = {109, 41, 19, 5, 1};
+    for (unsigned g = 0; g < sizeof(gaps) / sizeof(gaps[0]); g++) {
+        unsigned gap = gaps[g];
+        for (unsigned i = gap; i < n; i++) {
+            uint16_t v = leaf[i];
+            unsigned j = i;
+            while (j >= gap && c[leaf[j - gap]] > c[v]) {
+                leaf[j] = leaf[j - gap];
+                j -= gap;
+            }
+            leaf[j] = v;
+        }
+    }
+    /* Two-queue Huffman: leaves 0..n-1, internal nodes n..2n-2 made in
+     * non-decreasing weight order; parent[] links every node up. */
+    uint64_t w[2 * NSYM];
+    uint16_t parent[2 * NSYM];
+    for (unsigned i = 0; i < n; i++)
+        w[i] = c[leaf[i]];
+    unsigned li = 0, ni = n, made = n;
+    while (made < 2 * n - 1) {
+        unsigned pick[2];
+        for (int k = 0; k < 2; k++)
+            pick[k] = (li < n && (ni >= made || w[li] <= w[ni])) ? li++ : ni++;
+        w[made] = w[pick[0]] + w[pick[1]];
+        parent[pick[0]] = parent[pick[1]] = (uint16_t)made;
+        made++;
+    }
+    uint8_t depth[2 * NSYM];
+    depth[2 * n - 2] = 0;
+    for (int i = (int)(2 * n - 3); i >= 0; i--)
+        depth[i] = (uint8_t)(depth[parent[i]] + 1);
+    const uint32_t full = 1u << TRK_HUF_MAX_LEN;
+    uint32_t kraft = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (depth[i] > TRK_HUF_MAX_LEN)
+            depth[i] = TRK_HUF_MAX_LEN;
+        kraft += full >> depth[i];
+    }
+    /* Over 1: lengthen from the rarest (n <= 256 codes of the longest
+     * length always fit, so this ends). */
+    for (unsigned i = 0; i < n && kraft > full; i++)
+        while (depth[i] < TRK_HUF_MAX_LEN && kraft > full) {
+            depth[i]++;
+            kraft -= full >> depth[i];
+        }
+    /* Room left: shorten from the most frequent while it fits. */
+    for (unsigned i = n; i-- > 0;)
+        while (depth[i] > 1 && kraft + (full >> depth[i]) <= full) {
+            kraft += full >> depth[i];
+            depth[i]--;
+        }
+    for (unsigned i = 0; i < n; i++)
+        len[leaf[i]] = depth[i];
+    return n;
+}
+
+/* Canonical codes (FORMAT.md §2): by length, then by byte value. */
+static void canonical(const uint8_t len[NSYM], uint16_t code[NSYM])
+{
+    unsigned nlen[TRK_HUF_MAX_LEN + 1] = {0};
+    for (unsigned s = 0; s < NSYM; s++)
+        nlen[len[s]]++;
+    nlen[0] = 0;
+    unsigned next[TRK_HUF_MAX_LEN + 1], c = 0;
+    for (unsigned l = 1; l <= TRK_HUF_MAX_LEN; l++) {
+        c = (c + nlen[l - 1]) << 1;
+        next[l] = c;
+    }
+    for (unsigned s = 0; s < NSYM; s++)
+        if (len[s])
+            code[s] = (uint16_t)next[len[s]]++;
+}
+
+static inline void put_be32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+/* The codes of in[0, n) from p on; returns the end. Compiled twice: with
+ * BMI2 the variable shifts need no count register (a quarter fewer
+ * instructions in this loop, which is most of the encoder's cost). */
+__attribute__((always_inline)) static inline uint8_t *
+encode_body(const uint8_t *in, size_t n, const uint32_t ent[NSYM], uint8_t *p)
+{
+    uint64_t acc = 0;
+    unsigned nb = 0;
+    size_t i;
+    /* Two codes (22 bits at most) per check: nb stays under 32 + 22. */
+    for (i = 0; i + 2 <= n; i += 2) {
+        uint32_t a = ent[in[i]], b = ent[in[i + 1]];
+        acc = (acc << (a & 15) | a >> 4) << (b & 15) | b >> 4;
+        nb += (a & 15) + (b & 15);
+        if (nb >= 32) {
+            put_be32(p, (uint32_t)(acc >> (nb - 32)));
+            p += 4;
+            nb -= 32;
+        }
+    }
+    if (i < n) {
+        uint32_t a = ent[in[i]];
+        acc = acc << (a & 15) | a >> 4;
+        nb += a & 15;
+        if (nb >= 32) {
+            put_be32(p, (uint32_t)(acc >> (nb - 32)));
+            p += 4;
+            nb -= 32;
+        }
+    }
+    unsigned pad = (8 - nb % 8) % 8;
+    acc <<= pad;
+    nb += pad;
+    while (nb) {
+        nb -= 8;
+        *p++ = (uint8_t)(acc >> nb);
+    }
+    return p;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("bmi2"))) static uint8_t *encode_bmi2(const uint8_t *in, size_t n,
+                                                            const uint32_t ent[NSYM], uint8_t *p)
+{
+    return encode_body(in, n, ent, p);
+}
+#endif
+
+static uint8_t *encode_bits(const uint8_t *in, size_t n, const uint32_t ent[NSYM], uint8_t *p)
+{
+#if defined(__x86_64__)
+    static int bmi2; /* 0: not probed, 1: yes, 2: no */
+    if (!bmi2) {
+        unsigned a, b, c, d;
+        bmi2 = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_BMI2) ? 1 : 2;
+    }
+    if (bmi2 == 1)
+        return encode_bmi2(in, n, ent, p);
+#endif
+    return encode_body(in, n, ent, p);
+}
+
+size_t trk_huf_encode(const uint8_t *in, size_t n, uint8_t *out, size_t cap)
+{
+    /* Two tables so that consecutive equal bytes do not wait on each other. */
+    uint32_t count[NSYM] = {0}, count2[NSYM] = {0};
+    size_t i = 0;
+    for (; i + 2 <= n; i += 2) {
+        count[in[i]]++;
+        count2[in[i + 1]]++;
+    }
+    if (i < n)
+        count[in[i]]++;
+    for (unsigned s = 0; s < NSYM; s++)
+        count[s] += count2[s];
+    uint8_t len[NSYM];
+    if (n > UINT32_MAX || build_lengths(count, len) < 2 || cap < TRK_HUF_TABLE)
+        return 0;
+    uint64_t bits = 0;
+    for (unsigned s = 0; s < NSYM; s++)
+        bits += (uint64_t)count[s] * len[s];
+    size_t total = TRK_HUF_TABLE + (size_t)((bits + 7) / 8);
+    if (total > cap)
+        return 0; /* known before writing a single code */
+    uint16_t code[NSYM];
+    canonical(len, code);
+    uint32_t ent[NSYM]; /* code << 4 | length: one load per byte */
+    for (unsigned s = 0; s < NSYM; s++)
+        ent[s] = (uint32_t)code[s] << 4 | len[s];
+    for (unsigned s = 0; s < NSYM; s += 2)
+        out[s / 2] = (uint8_t)(len[s] | len[s + 1] << 4);
+    uint8_t *p = encode_bits(in, n, ent, out + TRK_HUF_TABLE);
+    return (size_t)(p - out);
+}
+
+int trk_huf_decode(const uint8_t *in, size_t len, uint8_t *out, size_t raw)
+{
+    if (len < TRK_HUF_TABLE || raw == 0)
+        return -1;
+    uint8_t l[NSYM];
+    unsigned present = 0;
+    uint32_t kraft = 0;
+    for (unsigned s = 0; s < NSYM; s++) {
+        l[s] = (uint8_t)((in[s / 2] >> (4 * (s & 1))) & 15);
+        if (l[s] > TRK_HUF_MAX_LEN)
+            return -1;
+        if (l[s]) {
+            present++;
+            kraft += 1u << (TRK_HUF_MAX_LEN - l[s]);
+        }
+    }
+    if (present < 2 || kraft > 1u << TRK_HUF_MAX_LEN)
+        return -1; /* not a prefix code */
+    uint16_t code[NSYM];
+    canonical(l, code);
+    /* Every TRK_HUF_MAX_LEN-bit prefix maps to exactly one code: the symbol
+     * and its length, packed. */
+    uint16_t table[1u << TRK_HUF_MAX_LEN];
+    memset(table, 0, sizeof(table)); /* length 0: no code starts so */
+    for (unsigned s = 0; s < NSYM; s++) {
+        if (!l[s])
+            continue;
+        unsigned shift = TRK_HUF_MAX_LEN - l[s];
+        for (unsigned k = (unsigned)code[s] << shift; k < (unsigned)(code[s] + 1) << shift; k++)
+            table[k] = (uint16_t)(s | l[s] << 8);
+    }
+    const uint8_t *p = in + TRK_HUF_TABLE, *end = in + len;
+    /* nb valid bits at the top of acc; the bits below them are either zero
+     * or the next input bits, which the next refill ORs in again. */
+    uint64_t acc = 0;
+    unsigned nb = 0;
+    size_t i = 0;
+    while (i < raw) {
+        if (end - p >= 8) {
+            /* Eight bytes at once: at least 56 valid bits, five codes. */
+            uint64_t v = (uint64_t)p[0] << 56 | (uint64_t)p[1] << 48 | (uint64_t)p[2] << 40 |
+                         (uint64_t)p[3] << 32 | (uint64_t)p[4] << 24 | (uint64_t)p[5] << 16 |
+                         (uint64_t)p[6] << 8 | p[7];
+            acc |= v >> nb;
+            unsigned take = (63 - nb) >> 3;
+            p += take;
+            nb += take << 3;
+            for (int k = 0; k < 5 && i < raw; k++) {
+                uint16_t e = table[acc >> (64 - TRK_HUF_MAX_LEN)];
+                unsigned el = e >> 8;
+                if (el == 0)
+                    return -1; /* no such code */
+                out[i++] = (uint8_t)e;
+                acc <<= el;
+                nb -= el;
+            }
+            continue;
+        }
+        while (nb <= 56 && p < end) {
+            acc |= (uint64_t)*p++ << (56 - nb);
+            nb += 8;
+        }
+        uint16_t e = table[acc >> (64 - TRK_HUF_MAX_LEN)];
+        unsigned el = e >> 8;
+        if (el == 0 || el > nb)
+            return -1; /* no such code, or the codes ran past the payload */
+        out[i++] = (uint8_t)e;
+        acc <<= el;
+        nb -= el;
+    }
+    /* Exactly the codes, then fewer than 8 zero bits. */
+    if (p != end || nb >= 8 || acc != 0)
+        return -1;
+    return 0;
+}
