@@ -145,6 +145,9 @@ bool trk_leak_gate_usable(const struct trk_report_set *s, char *why, size_t len)
 struct trk_leak_totals {
     uint64_t leaked_bytes, leaked_count, stacks; /* the classes listed (all, unclassified) */
     uint64_t suppressed_bytes, suppressed_count, suppressed_stacks;
+    /* Of those, indirectly lost blocks hidden only because their leader
+     * was (suppressions follow the leak graph: leak_follow.c). */
+    uint64_t followed_bytes, followed_count;
     /* By leak class (index TRK_LEAK_* of format.h; 0: not classified), not
      * suppressed, listed or not. classified: some capture had a leak scan. */
     bool classified;
