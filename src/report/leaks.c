@@ -167,12 +167,37 @@ static struct omitted count_omitted(struct group *const *v, size_t n, size_t sho
     return m;
 }
 
+/* Whether the capture's image ended by exec: the kernel released all its
+ * memory then, so nothing it held is lost (valgrind checks no leaks at an
+ * exec either), and it has no leak scan (docs/FORMAT.md §4a). */
+static bool ended_by_exec(const struct trk_stats *t)
+{
+    return t->end_seen && t->end_reason == TRK_END_EXEC;
+}
+
+/* Whether an image of s that ended by exec held blocks then. */
+static bool exec_held(const struct trk_report_set *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (ended_by_exec(&s->v[i].prof.totals) && s->v[i].prof.totals.leaked_allocations)
+            return true;
+    return false;
+}
+
 /* What a leak scan could not do, once per capture that says so; and that
  * a capture without one lists every block live at its end. */
 static void leak_scan_notes(FILE *out, const struct trk_report_set *s)
 {
     for (size_t i = 0; i < s->n; i++) {
         const struct trk_stats *t = &s->v[i].prof.totals;
+        if (ended_by_exec(t)) {
+            if (t->leaked_allocations)
+                fprintf(out,
+                        "note: pid %u: its image ended by exec, which released what it "
+                        "held: not leaks, not listed\n",
+                        t->pid);
+            continue;
+        }
         if (!t->leaks_classified) {
             if (!t->leaks_at_script_end && t->leaked_allocations)
                 fprintf(out,
@@ -191,6 +216,11 @@ static void leak_scan_notes(FILE *out, const struct trk_report_set *s)
             fprintf(out,
                     "note: pid %u: a thread did not stop for the leak scan: its whole stack "
                     "counted as roots, its registers did not\n",
+                    t->pid);
+        if (t->leak_scan_flags & TRK_LEAKF_INHERITED)
+            fprintf(out,
+                    "note: pid %u: a fork child: the heap it inherited was scanned as roots "
+                    "(with the free memory between its own blocks: a leak may hide there)\n",
                     t->pid);
         if (t->leak_scan_flags & TRK_LEAKF_FOREIGN)
             fprintf(out,
@@ -252,6 +282,8 @@ static void print_text(FILE *out, const struct trk_report_set *s, const struct t
         fputs("    unknown: the program's own malloc was not seen\n", out);
     if (tot->classified)
         trk_leak_print_summary(out, tot, show);
+    else if (!tot->leaked_count && !tot->suppressed_count && exec_held(s))
+        fputs("    no leaks: what was live at the exec was released by it\n", out);
     else if (!tot->leaked_count && !tot->suppressed_count)
         fputs("    no leaks: everything allocated was freed\n", out);
     else
@@ -562,6 +594,8 @@ int trk_report_leaks_sel(const struct trk_report_set *s, const struct trk_report
 
     for (size_t ci = 0; ci < s->n; ci++) {
         const struct trk_report_capture *c = &s->v[ci];
+        if (ended_by_exec(&c->prof.totals))
+            continue;
         /* Enough room to see whether a stack reached the cap; a damaged
          * header's absurd cap just disables the check. */
         int max = (int)trk_reader_info(c->r)->max_depth;
