@@ -125,6 +125,9 @@ struct trk_tree_report_opts {
     double threshold_pct;  /* children below this share of the root merge into [other] */
     uint64_t max_children; /* the largest children shown under each node (0 = all); one
                             * line (JSON: the parent's "omitted") counts the rest */
+    /* --leaks: the leak kinds counted where a capture has classes at exit
+     * (TRK_LEAK_SHOW_* bits; 0: every block live at the end). */
+    unsigned leak_kinds;
 };
 int trk_report_tree(const struct trk_report_set *s, const struct trk_report_opts *o,
                     const struct trk_tree_report_opts *t, FILE *out, char *err, size_t errlen);
