@@ -114,9 +114,17 @@
   function modeText() {
     const what = {
       peak: 'Live at the peak' + (caps.length > 1 ? ' of each process' : ''),
+      // A capture with leak classes counts the kinds `tracker leaks` lists
+      // (d.leak_kinds); without them, every block still allocated.
       leaks: caps.some((c) => c.leaks_at === 'script_end')
         ? 'Still allocated when the Python script ended (leaks)'
-        : 'Still allocated at exit (leaks)',
+        : d.leak_kinds === 'definite,indirect'
+          ? 'Lost at exit: definitely and indirectly lost, as tracker leaks lists them (--kinds all: every block still allocated)'
+          : d.leak_kinds === 'all'
+            ? 'Still allocated at exit, every leak kind (leaks)'
+            : d.leak_kinds
+              ? 'Leaked at exit, kinds ' + d.leak_kinds + ' (leaks)'
+              : 'Still allocated at exit, still reachable included (leaks; tracker leaks classifies them)',
       temporary: 'Temporary allocations (freed right after being made)',
       allocated: 'Everything allocated',
     }[d.select] || d.select;

@@ -314,6 +314,27 @@ void trk_site_value(const struct trk_site *site, enum trk_select sel, uint32_t s
     trk_select_value(&site->s, sel, bytes, count);
 }
 
+bool trk_profile_leaks_by_class(const struct trk_profile *p)
+{
+    const struct trk_stats *t = &p->totals;
+    return t->leaks_classified && !t->leaks_at_script_end && !t->python;
+}
+
+bool trk_site_leak_kinds(const struct trk_profile *p, const struct trk_site *site, unsigned kinds,
+                         uint64_t *bytes, uint64_t *count)
+{
+    if (!kinds || site->space != TRK_SPACE_HEAP || !trk_profile_leaks_by_class(p))
+        return false;
+    *bytes = *count = 0;
+    for (unsigned k = 0; k <= TRK_LEAK_CLASS_MAX; k++) {
+        if (!(kinds & (1u << k)))
+            continue;
+        *bytes += site->s.cls_bytes[k];
+        *count += site->s.cls_count[k];
+    }
+    return true;
+}
+
 void trk_select_value(const struct trk_site_stats *s, enum trk_select sel, uint64_t *bytes,
                       uint64_t *count)
 {
@@ -530,7 +551,9 @@ int trk_ctree_add_sites(struct trk_ctree *t, const struct trk_profile *p,
         if (!site_selected(t, site))
             continue;
         uint64_t bytes, count;
-        trk_site_value(site, t->opts.select, t->opts.spaces, &bytes, &count);
+        if (t->opts.select != TRK_SEL_LEAKS ||
+            !trk_site_leak_kinds(p, site, t->opts.leak_kinds, &bytes, &count))
+            trk_site_value(site, t->opts.select, t->opts.spaces, &bytes, &count);
         if (!bytes && !count)
             continue;
         uint32_t node = base;

@@ -33,6 +33,16 @@ void trk_select_value(const struct trk_site_stats *s, enum trk_select sel, uint6
  * trk_select_value, except that at the peak with both heap and mappings
  * selected a host site counts what it held at the peak of their sum (one
  * instant), not at its own space's peak. */
+/* Whether profile p's leaks are its classes at exit (a leak scan, not a
+ * Python process's: those are what was live at its script's end), as
+ * `tracker leaks` lists them. */
+bool trk_profile_leaks_by_class(const struct trk_profile *p);
+/* TRK_SEL_LEAKS by class: the site's blocks of the kinds bits (1 <<
+ * TRK_LEAK_*; bit 0, blocks not classified) when p's leaks are by class
+ * and the site is a heap site. Returns false (nothing set) otherwise. */
+bool trk_site_leak_kinds(const struct trk_profile *p, const struct trk_site *site, unsigned kinds,
+                         uint64_t *bytes, uint64_t *count);
+
 void trk_site_value(const struct trk_site *site, enum trk_select sel, uint32_t spaces,
                     uint64_t *bytes, uint64_t *count);
 /* Whether the selection of spaces reads heap + mappings as one quantity. */
@@ -125,6 +135,9 @@ struct trk_ctree_options {
      * location shows the paths of the first frame seen. */
     int basenames;
     struct trk_frames_options frames;
+    /* TRK_SEL_LEAKS: the leak kinds counted in a capture whose leaks are by
+     * class (trk_site_leak_kinds); 0: every block live at the end. */
+    unsigned leak_kinds;
 };
 
 struct trk_ctree {

@@ -535,6 +535,7 @@ static void on_leak(struct trk_prof_ctx *c, const struct trk_event *e)
         l.site < c->nsites) {
         c->sites[l.site].out.s.led_count++;
         c->sites[l.site].out.s.led_bytes += b.size;
+        trk_prof_led_add(c, l.site, b.site, b.size);
     }
     c->st->leak_class_count[e->u.leak.cls]++;
     c->st->leak_class_bytes[e->u.leak.cls] += b.size;
@@ -650,6 +651,7 @@ static void ctx_free(struct trk_prof_ctx *c)
         trk_live_map_free(&c->live);
     trk_prof_gpu_free(c);
     trk_prof_py_free(c);
+    trk_prof_led_free(c);
     trk_imap_free(&c->maps);
     trk_prof_tables_free(c);
     trk_prof_tl_free(&c->tl);
@@ -756,6 +758,7 @@ int trk_profile_compute(struct trk_reader *r, const struct trk_profile_options *
         trk_prof_tl_export(c, out->end_t_ns);
         if (trk_prof_export(c) < 0 || trk_prof_py_export(c) < 0 || c->oom)
             oom = true;
+        trk_prof_led_export(c);
     }
     ctx_free(c);
     if (progress && rc >= 0 && !oom) {
@@ -784,5 +787,6 @@ void trk_profile_free(struct trk_profile *p)
     for (size_t i = 0; i < p->nimports; i++)
         free(p->imports[i].module);
     free(p->imports);
+    free(p->led);
     memset(p, 0, sizeof(*p));
 }

@@ -184,6 +184,15 @@ struct trk_gpu_series {
                        * (0 before the first) */
 };
 
+/* The leak graph by site (profile_led.c): the indirectly lost blocks of
+ * site member whose leader, the definitely lost block they hang from, was
+ * allocated at site leader (indices into trk_profile.sites). A suppression
+ * of the leader's stack hides them with it. */
+struct trk_led_edge {
+    uint32_t leader, member;
+    uint64_t count, bytes;
+};
+
 #define TRK_HIST_BUCKETS 64 /* bucket b holds sizes in [2^(b-1), 2^b), bucket 0 size 0 */
 
 struct trk_profile {
@@ -209,6 +218,10 @@ struct trk_profile {
     /* split_by_import: the import chains sites refer to (entry 0 = none). */
     struct trk_import_ctx *imports;
     size_t nimports;
+    /* Pairs (leader site, member site) of the leak classification at exit,
+     * sorted by leader then member; none without LEAK records. */
+    struct trk_led_edge *led;
+    size_t nled;
 };
 
 /* Reads every remaining event of r (one pass) into *out, which is zeroed

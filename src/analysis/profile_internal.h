@@ -220,6 +220,8 @@ struct trk_prof_ctx {
     bool split;      /* split_by_import */
     double sample_n; /* --sample-bytes N of a sampled capture, else 0 */
     struct trk_prof_py py;
+    struct trk_led_edge *led; /* profile_led.c */
+    size_t nled, led_cap;
     bool oom;
 };
 
@@ -303,6 +305,15 @@ void trk_prof_key_resolve(const struct trk_prof_ctx *c, uint32_t key, uint32_t *
 /* Moves the import chains into c->p. Returns 0 or -1 (out of memory). */
 int trk_prof_py_export(struct trk_prof_ctx *c);
 void trk_prof_py_free(struct trk_prof_ctx *c);
+
+/* ---- profile_led.c ---------------------------------------------------------- */
+
+/* One indirectly lost block of site member whose leader (the definitely
+ * lost block it hangs from) was allocated at site leader. */
+void trk_prof_led_add(struct trk_prof_ctx *c, uint32_t leader, uint32_t member, uint64_t bytes);
+/* Moves the merged pairs into c->p (cannot fail). */
+void trk_prof_led_export(struct trk_prof_ctx *c);
+void trk_prof_led_free(struct trk_prof_ctx *c);
 
 /* ---- Sites -------------------------------------------------------------------- */
 

@@ -415,6 +415,33 @@ static void place_stacks(struct trk_lset *s, struct maps *ms, const struct trk_l
     }
 }
 
+/* A fork child's heap also holds what it inherited: blocks its capture
+ * does not list (docs/FORMAT.md §6), which may hold the only pointers to
+ * its own. Everything between its own blocks is scanned as roots - the
+ * inherited blocks and, conservatively, free memory; its own blocks only
+ * once marked. s->v is sorted by address. */
+static void scan_inherited(struct trk_lset *s, const struct excl *x, uint64_t lo, uint64_t hi)
+{
+    size_t i = 0, n = s->n;
+    while (i < n) { /* the first block ending after lo */
+        size_t mid = i + (n - i) / 2;
+        if (s->v[mid].addr + s->v[mid].size <= lo)
+            i = mid + 1;
+        else
+            n = mid;
+    }
+    uint64_t at = lo;
+    for (; i < s->n && s->v[i].addr < hi; i++) {
+        uint64_t b = s->v[i].addr, e = b + s->v[i].size;
+        if (b > at)
+            scan_minus(s, x, at, b);
+        if (e > at)
+            at = e;
+    }
+    if (at < hi)
+        scan_minus(s, x, at, hi);
+}
+
 void trk_lroots_scan(struct trk_lset *s, const void *stack_top)
 {
     struct trk_lthread *t = NULL;
@@ -434,6 +461,8 @@ void trk_lroots_scan(struct trk_lset *s, const void *stack_top)
         const struct map *m = &ms.v[i];
         if (m->r && m->w && !m->skip && !m->heap)
             scan_minus(s, &x, m->from, m->hi);
+        else if (m->heap && m->r && m->w && !m->skip && (s->flags & TRK_LEAKF_INHERITED))
+            scan_inherited(s, &x, m->lo, m->hi);
     }
     trk_lmark_finish(s);
 out:

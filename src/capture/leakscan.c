@@ -9,6 +9,7 @@
  */
 #include "capture/leakscan.h"
 #include "capture/events.h"
+#include "capture/output.h"
 #include "prim/sys.h"
 
 struct emit {
@@ -79,10 +80,13 @@ void trk_leakscan_run(struct trk_thread *t, int fd, const void *stack_top,
         return;
     struct trk_lset s;
     uint32_t flags = 0;
-    if (trk_lset_load(&s, fd) != 0)
+    if (trk_lset_load(&s, fd) != 0) {
         flags = TRK_LEAKF_INCOMPLETE;
-    else
+    } else {
+        if (trk_output_inherits())
+            s.flags |= TRK_LEAKF_INHERITED;
         trk_lroots_scan(&s, stack_top);
+    }
     flags |= s.flags;
     struct emit e = {.t = t, .drain = drain, .ts = trk_now_ns()};
     uint64_t n = flags & TRK_LEAKF_INCOMPLETE ? 0 : s.n;

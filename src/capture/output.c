@@ -220,6 +220,11 @@ static void note_fork_parent(void)
     fork_ref.set = 1;
 }
 
+int trk_output_inherits(void)
+{
+    return fork_ref.set;
+}
+
 static int write_header(long root_pid)
 {
     struct timespec rt, mono;

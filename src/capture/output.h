@@ -14,6 +14,9 @@
 
 int trk_output_open(int is_fork_child) TRK_HIDDEN;
 int trk_output_fd(void) TRK_HIDDEN;
+/* Whether this image is a fork child whose capture inherits its parent's
+ * heap (the FORK TLV): blocks its own events do not show. */
+int trk_output_inherits(void) TRK_HIDDEN;
 int trk_write_all(const void *buf, size_t len) TRK_HIDDEN;
 
 int trk_writer_start(void) TRK_HIDDEN;

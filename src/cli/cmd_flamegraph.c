@@ -39,6 +39,18 @@ static int max_mb(void *base, const char *v, char *err, size_t errlen)
     return 0;
 }
 
+static int kinds(void *base, const char *v, char *err, size_t errlen)
+{
+    struct opts *o = base;
+    if (trk_leak_kinds_parse(v, &o->fo.leak_kinds) == 0)
+        return 0;
+    snprintf(err, errlen,
+             "--kinds needs a list of definite, indirect, possible, reachable,\n"
+             "unclassified, all; not '%s'",
+             v);
+    return -1;
+}
+
 static const struct trk_cli_opt opts[] = {
     {"--output", 'o', TRK_CLI_STRING, offsetof(struct opts, out), "OUT",
      "the page (default: FILE with .bin replaced by .html;\n'-' for standard output)",
@@ -66,6 +78,11 @@ static const struct trk_cli_opt opts[] = {
      "pass the size budget)",
      "a percentage from 0 to 100", .dmax = 100},
     {"--max-mb", 0, TRK_CLI_FN, 0, "MB", "size budget of the page (default 10)", .fn = max_mb},
+    {"--kinds", 0, TRK_CLI_FN, 0, "LIST",
+     "with --leaks: the leak kinds counted, as tracker leaks\n"
+     "--kinds (default definite,indirect; all: every block\n"
+     "still allocated at exit)",
+     .fn = kinds},
     /* The page embeds its data. */
     {"--json", 0, TRK_CLI_REFUSE, .what = "does not apply (the page embeds its data)"},
     {0},
@@ -125,7 +142,8 @@ static int render(void *ctx, struct trk_report_set *sets, FILE *f, char *err, si
 
 int trk_cmd_flamegraph(int argc, char **argv)
 {
-    struct opts o = {.fo = {.select = TRK_SEL_PEAK, .threshold_pct = 0.01}};
+    struct opts o = {
+        .fo = {.select = TRK_SEL_PEAK, .threshold_pct = 0.01, .leak_kinds = TRK_LEAK_SHOW_DEFAULT}};
     const char *file = NULL;
     trk_report_opts_init(&o.ro);
     int rc = parse(argc, argv, &o, &file);

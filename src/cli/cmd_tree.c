@@ -6,6 +6,7 @@
  * not: compute or format figures.
  */
 #include <stddef.h>
+#include <stdio.h>
 
 #include "cli/cli.h"
 #include "report/report.h"
@@ -14,6 +15,18 @@ struct tree {
     struct trk_tree_report_opts t;
     struct trk_report_opts ro;
 };
+
+static int kinds(void *base, const char *v, char *err, size_t errlen)
+{
+    struct tree *t = base;
+    if (trk_leak_kinds_parse(v, &t->t.leak_kinds) == 0)
+        return 0;
+    snprintf(err, errlen,
+             "--kinds needs a list of definite, indirect, possible, reachable,\n"
+             "unclassified, all; not '%s'",
+             v);
+    return -1;
+}
 
 static const struct trk_cli_opt opts[] = {
     {"--threshold", 0, TRK_CLI_DOUBLE, offsetof(struct tree, t.threshold_pct), "PCT",
@@ -25,6 +38,11 @@ static const struct trk_cli_opt opts[] = {
      "a number of lines (0 = all)", .max = UINT32_MAX},
     {"--inverted", 0, TRK_CLI_FLAG, offsetof(struct tree, t.inverted),
      .help = "innermost frames at the root (who allocates)"},
+    {"--kinds", 0, TRK_CLI_FN, 0, "LIST",
+     "with --leaks: the leak kinds counted, as tracker leaks\n"
+     "--kinds (default definite,indirect; all: every block\n"
+     "still allocated at exit)",
+     .fn = kinds},
     {0},
 };
 
@@ -45,7 +63,10 @@ static int render(void *ctx, struct trk_report_set *sets, FILE *f, char *err, si
 
 int trk_cmd_tree(int argc, char **argv)
 {
-    struct tree t = {.t = {.select = TRK_SEL_PEAK, .threshold_pct = 1.0, .max_children = 20}};
+    struct tree t = {.t = {.select = TRK_SEL_PEAK,
+                           .threshold_pct = 1.0,
+                           .max_children = 20,
+                           .leak_kinds = TRK_LEAK_SHOW_DEFAULT}};
     struct trk_report_job job = {.ro = &t.ro, .write = render, .ctx = &t};
     return trk_cli_report_main(&trk_tree_cmd, (void *[]){&t, &t.t.select, &t.ro, &t.ro}, argc, argv,
                                &job);

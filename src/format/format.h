@@ -353,6 +353,9 @@ enum trk_gpu_kind {
 #define TRK_LEAKF_UNSTOPPED  1u /* a thread did not stop: its whole stack was scanned */
 #define TRK_LEAKF_INCOMPLETE 2u /* no classification (LEAK records absent or partial) */
 #define TRK_LEAKF_FOREIGN    4u /* blocks not from glibc malloc: whole mappings excluded */
+/* A fork child: the heap it inherited (blocks its capture does not list)
+ * was scanned as roots, with the free memory between its own blocks. */
+#define TRK_LEAKF_INHERITED 8u
 
 /* THREAD record flags. */
 #define TRK_THREAD_INTERNAL 1u /* the tracker's own sampling thread, not the program's */

@@ -17,6 +17,7 @@
 #include "report/flamegraph.h"
 #include "report/flamegraph_model.h"
 #include "report/flamegraph_procs.h"
+#include "report/leak_select.h"
 #include "trk_config.h"
 
 #define NONE              TRK_FG_NONE
@@ -330,6 +331,12 @@ static int write_fixed(FILE *f, struct trk_fg_model *m, const struct trk_report_
             o->python_internals ? "internals"
             : o->native         ? "native"
                                 : "python");
+    if (fo->select == TRK_SEL_LEAKS && fo->leak_kinds && trk_report_leaks_by_class(s)) {
+        /* The page says which leak kinds it counts (leak_select.c). */
+        char kinds[96];
+        fprintf(f, "\"leak_kinds\":\"%s\",",
+                trk_leak_kinds_text(fo->leak_kinds, kinds, sizeof(kinds)));
+    }
     write_caps(f, s);
     if (write_timeline(f, s, o) < 0)
         return -1;

@@ -36,6 +36,9 @@ struct trk_flamegraph_opts {
     bool by_import;       /* under "import X" roots (set loaded with by_import; not temporal) */
     double threshold_pct; /* frames under this share of the whole merge into "other" */
     size_t max_bytes;     /* size budget of the page; 0 = under 10 MB (10^7 bytes) */
+    /* --leaks: the leak kinds counted where a capture has classes at exit
+     * (TRK_LEAK_SHOW_* bits of report.h; 0: every block live at the end). */
+    unsigned leak_kinds;
 };
 
 /* What the page ended up holding, for the command's summary line. */

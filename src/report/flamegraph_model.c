@@ -174,15 +174,17 @@ static int add_loc_key(struct trk_fg_model *m, const struct trk_location *l, con
 }
 
 /* Whether a site is drawn, and the value that sizes it for pruning. */
-static bool site_value(const struct trk_site *site, const struct trk_report_opts *o,
-                       const struct trk_flamegraph_opts *fo, uint64_t *bytes, uint64_t *count)
+static bool site_value(const struct trk_profile *p, const struct trk_site *site,
+                       const struct trk_report_opts *o, const struct trk_flamegraph_opts *fo,
+                       uint64_t *bytes, uint64_t *count)
 {
     if (fo->temporal) {
         *bytes = site->s.alloc_bytes;
         *count = site->s.alloc_count;
         return site->space == TRK_SPACE_HEAP && *count;
     }
-    trk_site_value(site, fo->select, trk_report_spaces(o), bytes, count);
+    if (fo->select != TRK_SEL_LEAKS || !trk_site_leak_kinds(p, site, fo->leak_kinds, bytes, count))
+        trk_site_value(site, fo->select, trk_report_spaces(o), bytes, count);
     bool space = trk_spaces_has(trk_report_spaces(o), site->space);
     return space && (*bytes || *count);
 }
@@ -216,7 +218,8 @@ int trk_fg_model_build(struct trk_fg_model *m, const struct trk_report_set *s,
                                    .inverted = fo->inverted,
                                    .thread = -1,
                                    .by_import = fo->by_import,
-                                   .frames = trk_report_frames(o)};
+                                   .frames = trk_report_frames(o),
+                                   .leak_kinds = fo->leak_kinds};
     if (trk_ctree_init(&m->tree, &to) < 0)
         return -1;
     m->site_node = calloc(s->n ? s->n : 1, sizeof(*m->site_node));
@@ -286,7 +289,7 @@ int trk_fg_threads(struct trk_fg_model *m, const struct trk_report_set *s,
             g[m->thread_base[i] + t] = (struct gthread){(uint32_t)i, (uint32_t)t, 0, 0};
         for (size_t k = 0; k < p->nsites; k++) {
             uint64_t b, c;
-            if (p->sites[k].thread < p->nthreads && site_value(&p->sites[k], o, fo, &b, &c)) {
+            if (p->sites[k].thread < p->nthreads && site_value(p, &p->sites[k], o, fo, &b, &c)) {
                 g[m->thread_base[i] + p->sites[k].thread].bytes += b;
                 g[m->thread_base[i] + p->sites[k].thread].count += c;
             }
@@ -398,7 +401,7 @@ int trk_fg_self_rows(const struct trk_fg_model *m, const struct trk_report_set *
         for (size_t i = 0; i < p->nsites; i++) {
             uint32_t node = m->site_node[ci][i];
             uint64_t b, c;
-            if (node == NONE || !site_value(&p->sites[i], o, fo, &b, &c))
+            if (node == NONE || !site_value(p, &p->sites[i], o, fo, &b, &c))
                 continue;
             uint32_t th = thread_of(m, p, ci, p->sites[i].thread, fo);
             if (agg_add(g, (uint32_t[4]){pr->rep[node], th, 0, 0}, b, c) < 0)

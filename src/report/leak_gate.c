@@ -29,7 +29,9 @@ bool trk_leak_gate_usable(const struct trk_report_set *s, char *why, size_t len)
             snprintf(why, len, "%s is damaged: its leaks are unknown", c->path);
             return false;
         }
-        if (t->events == 0) {
+        /* An image that exec'd has nothing to judge (leaks.c): no event
+         * in it before the exec is no gap. */
+        if (t->events == 0 && !(t->end_seen && t->end_reason == TRK_END_EXEC)) {
             snprintf(why, len, "%s holds no event: its leaks are unknown", c->path);
             return false;
         }

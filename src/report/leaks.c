@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "report/leak_classes.h"
+#include "report/leak_follow.h"
 #include "report/report_internal.h"
 #include "report/sampling.h"
 
@@ -25,6 +26,8 @@ struct group {
     uint64_t led_bytes; /* definitely lost: the indirectly lost bytes its blocks lead */
     bool cut;           /* the captured stack hit the depth cap */
     int32_t suppressed; /* index of the suppression that hides it, or -1 */
+    int32_t forced;     /* indirectly lost blocks hidden with their leader: the
+                         * suppression that hides the leader, else -1 */
 };
 
 /* One entry per leaking site first; sorting by (stack, space, kind) then
@@ -59,6 +62,7 @@ static struct group *group_add(struct groups *g, uint32_t stack, uint32_t space,
     x->cls = cls;
     x->origin = origin;
     x->suppressed = -1;
+    x->forced = -1;
     return x;
 }
 
@@ -73,6 +77,8 @@ static int cmp_keys(const void *pa, const void *pb)
         return x->cls < y->cls ? -1 : 1;
     if (x->origin != y->origin)
         return x->origin < y->origin ? -1 : 1;
+    if (x->forced != y->forced)
+        return x->forced < y->forced ? -1 : 1;
     return x->kind < y->kind ? -1 : x->kind > y->kind;
 }
 
@@ -161,12 +167,37 @@ static struct omitted count_omitted(struct group *const *v, size_t n, size_t sho
     return m;
 }
 
+/* Whether the capture's image ended by exec: the kernel released all its
+ * memory then, so nothing it held is lost (valgrind checks no leaks at an
+ * exec either), and it has no leak scan (docs/FORMAT.md §4a). */
+static bool ended_by_exec(const struct trk_stats *t)
+{
+    return t->end_seen && t->end_reason == TRK_END_EXEC;
+}
+
+/* Whether an image of s that ended by exec held blocks then. */
+static bool exec_held(const struct trk_report_set *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (ended_by_exec(&s->v[i].prof.totals) && s->v[i].prof.totals.leaked_allocations)
+            return true;
+    return false;
+}
+
 /* What a leak scan could not do, once per capture that says so; and that
  * a capture without one lists every block live at its end. */
 static void leak_scan_notes(FILE *out, const struct trk_report_set *s)
 {
     for (size_t i = 0; i < s->n; i++) {
         const struct trk_stats *t = &s->v[i].prof.totals;
+        if (ended_by_exec(t)) {
+            if (t->leaked_allocations)
+                fprintf(out,
+                        "note: pid %u: its image ended by exec, which released what it "
+                        "held: not leaks, not listed\n",
+                        t->pid);
+            continue;
+        }
         if (!t->leaks_classified) {
             if (!t->leaks_at_script_end && t->leaked_allocations)
                 fprintf(out,
@@ -185,6 +216,11 @@ static void leak_scan_notes(FILE *out, const struct trk_report_set *s)
             fprintf(out,
                     "note: pid %u: a thread did not stop for the leak scan: its whole stack "
                     "counted as roots, its registers did not\n",
+                    t->pid);
+        if (t->leak_scan_flags & TRK_LEAKF_INHERITED)
+            fprintf(out,
+                    "note: pid %u: a fork child: the heap it inherited was scanned as roots "
+                    "(with the free memory between its own blocks: a leak may hide there)\n",
                     t->pid);
         if (t->leak_scan_flags & TRK_LEAKF_FOREIGN)
             fprintf(out,
@@ -246,6 +282,8 @@ static void print_text(FILE *out, const struct trk_report_set *s, const struct t
         fputs("    unknown: the program's own malloc was not seen\n", out);
     if (tot->classified)
         trk_leak_print_summary(out, tot, show);
+    else if (!tot->leaked_count && !tot->suppressed_count && exec_held(s))
+        fputs("    no leaks: what was live at the exec was released by it\n", out);
     else if (!tot->leaked_count && !tot->suppressed_count)
         fputs("    no leaks: everything allocated was freed\n", out);
     else
@@ -253,6 +291,13 @@ static void print_text(FILE *out, const struct trk_report_set *s, const struct t
     if (sup && sup->n)
         print_total(out, "suppressed:", tot->suppressed_bytes, tot->suppressed_count,
                     tot->suppressed_stacks);
+    if (tot->followed_count) /* LeakSanitizer's rule: suppress_follow.c */
+        fprintf(out,
+                "      (%s bytes in %s block%s of it indirectly lost only through a "
+                "suppressed block)\n",
+                trk_rfmt_grouped(tot->followed_bytes, a, sizeof(a)),
+                trk_rfmt_grouped(tot->followed_count, b, sizeof(b)),
+                tot->followed_count == 1 ? "" : "s");
     if (!o->gpu && trk_report_set_sample_bytes(s)) {
         /* Sampled stacks: the lines above are estimates, possibly none at
          * all for a small leak; the heap's leak itself is known exactly. */
@@ -320,6 +365,15 @@ static void json_summary(struct trk_rjson *j, const struct trk_leak_totals *tot,
         trk_rjson_u64(j, "stacks", tot->cls_stacks[k]);
         trk_rjson_end_object(j);
     }
+    /* What the suppressions hid, and how much of it only with a
+     * suppressed leader (not in the classes above). */
+    trk_rjson_begin_object(j, "suppressed");
+    trk_rjson_u64(j, "bytes", tot->suppressed_bytes);
+    trk_rjson_u64(j, "count", tot->suppressed_count);
+    trk_rjson_u64(j, "stacks", tot->suppressed_stacks);
+    trk_rjson_u64(j, "through_leader_bytes", tot->followed_bytes);
+    trk_rjson_u64(j, "through_leader_count", tot->followed_count);
+    trk_rjson_end_object(j);
     trk_rjson_end_object(j);
     trk_rjson_end_object(j);
 }
@@ -391,9 +445,91 @@ static bool use_classes(const struct trk_report_capture *c, const struct trk_lea
     return t->leaks_classified && ((!t->leaks_at_script_end && !t->python) || sel->at_exit);
 }
 
-/* The groups of one site: one per class of a classified heap site. */
+/* Where a capture's sites are interned, and each interned stack's own
+ * suppression, looked up once (-2: not yet). */
+struct site_env {
+    struct trk_site_walker *w;
+    struct trk_loctab *lt;
+    struct trk_stacktab *st;
+    int32_t *sup_of;
+    size_t nsup_of;
+};
+
+static int stack_sup(struct site_env *e, const struct trk_suppressions *sup, uint32_t sid,
+                     int32_t *out)
+{
+    if (sid >= e->nsup_of) {
+        size_t nc = e->nsup_of * 2 > (size_t)sid + 1 ? e->nsup_of * 2 : (size_t)sid + 1;
+        int32_t *p = realloc(e->sup_of, nc * sizeof(*p));
+        if (!p)
+            return -1;
+        for (size_t i = e->nsup_of; i < nc; i++)
+            p[i] = -2;
+        e->sup_of = p;
+        e->nsup_of = nc;
+    }
+    if (e->sup_of[sid] == -2) {
+        uint32_t n;
+        const uint32_t *ids = trk_stacktab_get(e->st, sid, &n);
+        e->sup_of[sid] = suppressed_by(sup, e->lt, ids, n);
+    }
+    *out = e->sup_of[sid];
+    return 0;
+}
+
+/* Suppressions follow capture c's leak graph (leak_follow.c): the groups
+ * of its indirectly lost blocks hidden with their leader, and in f what
+ * each site gives up for them. Needs each graph site's own suppression. */
+static int follow_capture(const struct trk_report_capture *c, const struct trk_report_opts *o,
+                          const struct trk_suppressions *sup, struct site_env *e, struct groups *g,
+                          struct trk_leak_follow *f)
+{
+    const struct trk_profile *p = &c->prof;
+    size_t ns = p->nsites ? p->nsites : 1;
+    int32_t *own = malloc(ns * sizeof(*own));
+    uint32_t *sid = malloc(ns * sizeof(*sid));
+    int rc = -1;
+    if (!own || !sid)
+        goto out;
+    for (size_t i = 0; i < p->nsites; i++) {
+        own[i] = -1;
+        sid[i] = TRK_NO_ID;
+    }
+    for (size_t k = 0; k < p->nled; k++) {
+        uint32_t ends[2] = {p->led[k].leader, p->led[k].member};
+        for (int j = 0; j < 2; j++) {
+            uint32_t i = ends[j];
+            if (i >= p->nsites || sid[i] != TRK_NO_ID)
+                continue;
+            sid[i] = trk_site_stack(e->w, c, o, p->sites[i].stack, e->lt, e->st);
+            if (sid[i] == TRK_NO_ID || stack_sup(e, sup, sid[i], &own[i]) < 0)
+                goto out;
+        }
+    }
+    if (trk_leak_follow_compute(p, own, f) < 0)
+        goto out;
+    for (size_t k = 0; k < f->n; k++) {
+        const struct trk_leak_hidden *h = &f->v[k];
+        const struct trk_site *site = &p->sites[h->member];
+        struct group *x = group_add(g, sid[h->member], site->space, site->kind, TRK_LEAK_INDIRECT,
+                                    ORIGIN_CLASSES);
+        if (!x)
+            goto out;
+        x->bytes = h->bytes;
+        x->count = h->count;
+        x->forced = h->sup;
+    }
+    rc = 0;
+out:
+    free(own);
+    free(sid);
+    return rc;
+}
+
+/* The groups of one site: one per class of a classified heap site, less
+ * what f hides with a suppressed leader (f NULL: nothing). */
 static int add_site(struct groups *g, const struct trk_site *site, uint32_t sid, bool classes,
-                    uint8_t origin, bool *cut)
+                    uint8_t origin, bool *cut, const struct trk_leak_follow *f, size_t si)
 {
     if (!classes || site->space != TRK_SPACE_HEAP) {
         struct group *x = group_add(g, sid, site->space, site->kind, 0, origin);
@@ -404,16 +540,24 @@ static int add_site(struct groups *g, const struct trk_site *site, uint32_t sid,
         x->cut = *cut;
         return 0;
     }
+    bool fol = f && f->hid_count;
     for (unsigned k = 0; k <= TRK_LEAK_CLASS_MAX; k++) {
-        if (!site->s.cls_count[k])
+        uint64_t count = site->s.cls_count[k], bytes = site->s.cls_bytes[k];
+        if (fol && k == TRK_LEAK_INDIRECT) {
+            count = f->hid_count[si] < count ? count - f->hid_count[si] : 0;
+            bytes = f->hid_bytes[si] < bytes ? bytes - f->hid_bytes[si] : 0;
+        }
+        if (!count)
             continue;
         struct group *x = group_add(g, sid, site->space, site->kind, (uint8_t)k, origin);
         if (!x)
             return -1;
-        x->bytes += site->s.cls_bytes[k];
-        x->count += site->s.cls_count[k];
-        if (k == TRK_LEAK_DEFINITE)
-            x->led_bytes += site->s.led_bytes;
+        x->bytes += bytes;
+        x->count += count;
+        if (k == TRK_LEAK_DEFINITE) {
+            uint64_t hid = fol ? f->led_hidden[si] : 0;
+            x->led_bytes += site->s.led_bytes > hid ? site->s.led_bytes - hid : 0;
+        }
         x->cut = *cut;
     }
     return 0;
@@ -441,6 +585,8 @@ int trk_report_leaks_sel(const struct trk_report_set *s, const struct trk_report
     struct groups g = {0};
     struct group **shown = NULL;
     uint64_t *ips = NULL;
+    struct site_env env = {.w = &w, .lt = &lt, .st = &st};
+    struct trk_leak_follow fol = {0};
     int rc = -1;
     trk_loctab_init(&lt, false);
     trk_stacktab_init(&st);
@@ -448,6 +594,8 @@ int trk_report_leaks_sel(const struct trk_report_set *s, const struct trk_report
 
     for (size_t ci = 0; ci < s->n; ci++) {
         const struct trk_report_capture *c = &s->v[ci];
+        if (ended_by_exec(&c->prof.totals))
+            continue;
         /* Enough room to see whether a stack reached the cap; a damaged
          * header's absurd cap just disables the check. */
         int max = (int)trk_reader_info(c->r)->max_depth;
@@ -467,6 +615,12 @@ int trk_report_leaks_sel(const struct trk_report_set *s, const struct trk_report
             tot->gate_bytes[k] += ct->leak_class_bytes[k];
             tot->gate_count[k] += ct->leak_class_count[k];
         }
+        /* Suppressions follow the leak graph: what a suppressed leader
+         * leads goes with it. */
+        trk_leak_follow_free(&fol);
+        if (classes && trk_report_space_on(o, TRK_SPACE_HEAP) && sup && sup->n && c->prof.nled &&
+            follow_capture(c, o, sup, &env, &g, &fol) < 0)
+            goto oom;
         for (size_t si = 0; si < c->prof.nsites; si++) {
             const struct trk_site *site = &c->prof.sites[si];
             bool by_class = classes && site->space == TRK_SPACE_HEAP, none = true;
@@ -478,7 +632,7 @@ int trk_report_leaks_sel(const struct trk_report_set *s, const struct trk_report
             if (sid == TRK_NO_ID)
                 goto oom;
             bool cut = max && site->stack && stack_cut(c, site->stack, ips, max + 1);
-            if (add_site(&g, site, sid, classes, origin, &cut))
+            if (add_site(&g, site, sid, classes, origin, &cut, &fol, si))
                 goto oom;
         }
     }
@@ -494,7 +648,7 @@ int trk_report_leaks_sel(const struct trk_report_set *s, const struct trk_report
             continue;
         uint32_t n;
         const uint32_t *ids = trk_stacktab_get(&st, x->stack, &n);
-        x->suppressed = suppressed_by(sup, &lt, ids, n);
+        x->suppressed = x->forced >= 0 ? x->forced : suppressed_by(sup, &lt, ids, n);
         if (x->suppressed >= 0) {
             struct trk_suppression *p = &sup->v[x->suppressed];
             p->hit_bytes += x->bytes;
@@ -503,6 +657,10 @@ int trk_report_leaks_sel(const struct trk_report_set *s, const struct trk_report
             tot->suppressed_bytes += x->bytes;
             tot->suppressed_count += x->count;
             tot->suppressed_stacks++;
+            if (x->forced >= 0) {
+                tot->followed_bytes += x->bytes;
+                tot->followed_count += x->count;
+            }
             continue;
         }
         unsigned gi = x->origin == ORIGIN_UNSCANNED ? TRK_LEAK_UNSCANNED : x->cls;
@@ -534,6 +692,8 @@ int trk_report_leaks_sel(const struct trk_report_set *s, const struct trk_report
 oom:
     snprintf(err, errlen, "leaks: out of memory");
 done:
+    trk_leak_follow_free(&fol);
+    free(env.sup_of);
     free(ips);
     free(shown);
     free(g.v);

@@ -125,6 +125,9 @@ struct trk_tree_report_opts {
     double threshold_pct;  /* children below this share of the root merge into [other] */
     uint64_t max_children; /* the largest children shown under each node (0 = all); one
                             * line (JSON: the parent's "omitted") counts the rest */
+    /* --leaks: the leak kinds counted where a capture has classes at exit
+     * (TRK_LEAK_SHOW_* bits; 0: every block live at the end). */
+    unsigned leak_kinds;
 };
 int trk_report_tree(const struct trk_report_set *s, const struct trk_report_opts *o,
                     const struct trk_tree_report_opts *t, FILE *out, char *err, size_t errlen);
@@ -145,6 +148,9 @@ bool trk_leak_gate_usable(const struct trk_report_set *s, char *why, size_t len)
 struct trk_leak_totals {
     uint64_t leaked_bytes, leaked_count, stacks; /* the classes listed (all, unclassified) */
     uint64_t suppressed_bytes, suppressed_count, suppressed_stacks;
+    /* Of those, indirectly lost blocks hidden only because their leader
+     * was (suppressions follow the leak graph: leak_follow.c). */
+    uint64_t followed_bytes, followed_count;
     /* By leak class (index TRK_LEAK_* of format.h; 0: not classified), not
      * suppressed, listed or not. classified: some capture had a leak scan. */
     bool classified;

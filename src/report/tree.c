@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/leak_select.h"
 #include "report/report_internal.h"
 #include "report/python_note.h"
 #include "report/summary_procs.h"
@@ -139,7 +140,7 @@ static void print_omitted(FILE *out, const struct omitted *m, unsigned depth)
 
 static void print_text(FILE *out, const struct trk_ctree *t, const struct omitted *om,
                        enum trk_select sel, double threshold, bool script_end,
-                       const char *peak_phrase)
+                       const char *peak_phrase, const char *leak_title)
 {
     char a[32], b[32], c[32], name[300], title[80];
     const struct trk_ctree_node *root = &t->nodes[0];
@@ -149,6 +150,7 @@ static void print_text(FILE *out, const struct trk_ctree *t, const struct omitte
     fprintf(out, "\n%s: %s in %s allocations",
             sel == TRK_SEL_LEAKS && script_end ? "leaked (live at the script's end)"
             : sel == TRK_SEL_PEAK              ? title
+            : sel == TRK_SEL_LEAKS             ? leak_title
                                                : sel_title(sel),
             trk_rfmt_bytes(root->total_bytes, a, sizeof(a)),
             trk_rfmt_grouped(root->total_count, b, sizeof(b)));
@@ -219,7 +221,8 @@ static void json_omitted(struct trk_rjson *j, const struct omitted *m)
 }
 
 static void print_json(FILE *out, const struct trk_ctree *t, const struct omitted *om,
-                       enum trk_select sel, bool inverted, bool script_end, uint64_t sample_bytes)
+                       enum trk_select sel, bool inverted, bool script_end, uint64_t sample_bytes,
+                       const char *leak_kinds)
 {
     struct trk_rjson j;
     const struct trk_ctree_node *root = &t->nodes[0];
@@ -230,6 +233,8 @@ static void print_json(FILE *out, const struct trk_ctree *t, const struct omitte
     trk_rsample_json(&j, sample_bytes);
     if (sel == TRK_SEL_LEAKS)
         trk_rjson_string(&j, "leaks_at", script_end ? "script_end" : "exit");
+    if (sel == TRK_SEL_LEAKS && leak_kinds) /* classified captures: these kinds */
+        trk_rjson_string(&j, "leak_kinds", leak_kinds);
     trk_rjson_u64(&j, "total_bytes", root->total_bytes);
     trk_rjson_u64(&j, "total_count", root->total_count);
     trk_rjson_begin_array(&j, "children");
@@ -269,6 +274,7 @@ int trk_report_tree(const struct trk_report_set *s, const struct trk_report_opts
         .inverted = to->inverted,
         .thread = -1,
         .frames = trk_report_frames(o),
+        .leak_kinds = to->leak_kinds,
     };
     struct trk_ctree t;
     if (trk_ctree_init(&t, &co) < 0) {
@@ -294,9 +300,13 @@ int trk_report_tree(const struct trk_report_set *s, const struct trk_report_opts
         snprintf(err, errlen, "tree: out of memory");
         return -1;
     }
+    char kinds[96], leak_title[128];
+    bool by_class = to->leak_kinds && trk_report_leaks_by_class(s);
+    trk_leak_kinds_text(to->leak_kinds, kinds, sizeof(kinds));
+    trk_leak_view_title(s, to->leak_kinds, leak_title, sizeof(leak_title));
     if (o->json) {
         print_json(out, &t, om, to->select, to->inverted, at_script_end(s),
-                   trk_report_set_sample_bytes(s));
+                   trk_report_set_sample_bytes(s), by_class ? kinds : NULL);
     } else {
         trk_rprint_headers(out, s, o);
         trk_rprint_torch_note(out, &s, 1);
@@ -304,8 +314,17 @@ int trk_report_tree(const struct trk_report_set *s, const struct trk_report_opts
             trk_rprint_arenas_note(out, s, o);
         if (to->select == TRK_SEL_LEAKS)
             trk_rprint_leaks_note(out, &s, 1);
+        if (to->select == TRK_SEL_LEAKS && by_class)
+            fprintf(out,
+                    "note: leak kinds %s at exit, as `tracker leaks` lists them (before its "
+                    "suppressions); --kinds all counts every block still allocated\n",
+                    kinds);
+        else if (to->select == TRK_SEL_LEAKS && !at_script_end(s))
+            fputs("note: every block still allocated at the end, still reachable ones "
+                  "included (no leak classes in the capture); `tracker leaks` says more\n",
+                  out);
         print_text(out, &t, om, to->select, to->threshold_pct, at_script_end(s),
-                   trk_peak_phrase(s, o));
+                   trk_peak_phrase(s, o), leak_title);
     }
     free(om);
     trk_ctree_free(&t);
