@@ -204,7 +204,7 @@ static void excl_sort(struct excl *x)
 #define CHUNK_NONMAIN  4u
 #define ARENA_HEAP_MAX (64ull << 20)
 
-static void territory(struct trk_lset *s, struct maps *ms, struct excl *x)
+static void territory(struct trk_lset *s, struct maps *ms, struct excl *x, struct excl *heapx)
 {
     uint64_t last_arena = 0;
     for (size_t i = 0; i < s->n; i++) {
@@ -225,8 +225,11 @@ static void territory(struct trk_lset *s, struct maps *ms, struct excl *x)
             struct map *bm = map_of(ms, base);
             uint64_t hs = bm && bm->r ? *(const uint64_t *)(uintptr_t)(base + 16) : 0;
             if (hs && hs <= ARENA_HEAP_MAX && base + hs > p) {
-                if (base != last_arena)
+                if (base != last_arena) {
                     excl_add(x, base, base + hs);
+                    if (heapx)
+                        excl_add(heapx, base, base + hs);
+                }
                 last_arena = base;
                 continue;
             }
@@ -346,6 +349,51 @@ static void scan_minus(struct trk_lset *s, const struct excl *x, uint64_t lo, ui
         scan_resident(s, lo, hi);
 }
 
+/* A fork child's capture holds only the child's allocations: the blocks
+ * it inherited live in its heap unknown to the scan, and the child's
+ * blocks they point to would read as lost (a list the parent built, with a
+ * node the child added). There the heap outside the child's own blocks is
+ * scanned as a root: inherited blocks reach what they point to, at the
+ * price of stale pointers in free chunks hiding some of the child's leaks
+ * (reported as reachable, never a false loss). */
+static int inherited_heap;
+
+void trk_lroots_fork_child(void)
+{
+    inherited_heap = 1;
+}
+
+/* [lo, hi) minus the set's blocks (sorted by address), as roots. */
+static void scan_outside_blocks(struct trk_lset *s, uint64_t lo, uint64_t hi)
+{
+    size_t a = 0, b = s->n;
+    while (a < b) { /* the first block that ends after lo */
+        size_t m = a + (b - a) / 2;
+        if (s->v[m].addr + s->v[m].size <= lo)
+            a = m + 1;
+        else
+            b = m;
+    }
+    for (size_t i = a; i < s->n && lo < hi && s->v[i].addr < hi; i++) {
+        if (s->v[i].addr > lo)
+            scan_resident(s, lo, s->v[i].addr);
+        uint64_t end = s->v[i].addr + s->v[i].size;
+        if (end > lo)
+            lo = end;
+    }
+    if (lo < hi)
+        scan_resident(s, lo, hi);
+}
+
+static void scan_inherited_heap(struct trk_lset *s, const struct maps *ms, const struct excl *hx)
+{
+    for (size_t i = 0; i < ms->n; i++)
+        if (ms->v[i].heap && ms->v[i].r && ms->v[i].w)
+            scan_outside_blocks(s, ms->v[i].lo, ms->v[i].hi);
+    for (size_t i = 0; i < hx->n; i++)
+        scan_outside_blocks(s, hx->v[i].lo, hx->v[i].hi);
+}
+
 static char own_bss_probe; /* finds our own bss mapping */
 
 /* The tracker's own memory: its data and bss, thread states and rings, and
@@ -420,14 +468,14 @@ void trk_lroots_scan(struct trk_lset *s, const void *stack_top)
     struct trk_lthread *t = NULL;
     int nt = trk_lthreads_stop(&t);
     struct maps ms = {0};
-    struct excl x = {0};
+    struct excl x = {0}, hx = {0};
     if (nt < 0 || parse_maps(&ms) != 0) {
         s->flags |= TRK_LEAKF_INCOMPLETE;
         goto out;
     }
     exclude_ours(s, &ms, &x);
     exclude_main_arena(&ms, &x);
-    territory(s, &ms, &x);
+    territory(s, &ms, &x, inherited_heap ? &hx : NULL);
     excl_sort(&x);
     place_stacks(s, &ms, t, nt, (uint64_t)(uintptr_t)stack_top);
     for (size_t i = 0; i < ms.n; i++) {
@@ -435,6 +483,8 @@ void trk_lroots_scan(struct trk_lset *s, const void *stack_top)
         if (m->r && m->w && !m->skip && !m->heap)
             scan_minus(s, &x, m->from, m->hi);
     }
+    if (inherited_heap)
+        scan_inherited_heap(s, &ms, &hx);
     trk_lmark_finish(s);
 out:
     if (nt >= 0)
@@ -442,4 +492,5 @@ out:
     trk_lmem_free(ms.v, ms.len);
     trk_lmem_free(ms.text, ms.text_len);
     trk_lmem_free(x.v, x.len);
+    trk_lmem_free(hx.v, hx.len);
 }

@@ -73,5 +73,8 @@ size_t trk_lset_find(const struct trk_lset *s, uint64_t w) TRK_HIDDEN;
 /* leak_roots.c: scans every root into s (stops and resumes the other
  * threads around it). */
 void trk_lroots_scan(struct trk_lset *s, const void *stack_top) TRK_HIDDEN;
+/* This process is a fork child: its heap holds blocks its capture does
+ * not (leak_roots.c). */
+void trk_lroots_fork_child(void) TRK_HIDDEN;
 
 #endif /* TRK_CAPTURE_LEAKSCAN_H */
