@@ -204,7 +204,8 @@ static void excl_sort(struct excl *x)
 #define CHUNK_NONMAIN  4u
 #define ARENA_HEAP_MAX (64ull << 20)
 
-static void territory(struct trk_lset *s, struct maps *ms, struct excl *x, struct excl *heapx)
+TRK_LEAK_RAW_READ static void territory(struct trk_lset *s, struct maps *ms, struct excl *x,
+                                        struct excl *heapx)
 {
     uint64_t last_arena = 0;
     for (size_t i = 0; i < s->n; i++) {
@@ -244,10 +245,17 @@ static void territory(struct trk_lset *s, struct maps *ms, struct excl *x, struc
  * is no live thread's. Returns that block's address (the dead frames below
  * it are not scanned, as valgrind's dead stack is not addressable; the
  * block itself, with its DTV and thread-specific data, is), else 0. */
-static uint64_t dead_stack(const struct map *m, const struct trk_lthread *t, int nt,
-                           uint64_t self_tp)
+TRK_LEAK_RAW_READ static uint64_t dead_stack(const struct map *m, const struct trk_lthread *t,
+                                             int nt, uint64_t self_tp)
 {
-    if (!m->anon || !m->guard_before || m->hi - m->lo < 16384)
+    /* Not past 1 GiB: a thread's stack is not that large, a sanitizer's
+     * shadow is (ASan faults on reading its own shadow). */
+    if (!m->anon || !m->guard_before || m->hi - m->lo < 16384 || m->hi - m->lo > (1ull << 30))
+        return 0;
+    /* Only top pages that are there to read: the mapping may have been
+     * unmapped meanwhile by a thread that was not stopped. */
+    unsigned char vec[8192 / 4096];
+    if (mincore((void *)(uintptr_t)(m->hi - 8192), 8192, vec) != 0 || !(vec[0] & vec[1] & 1))
         return 0;
     for (uint64_t a = m->hi - 64; a >= m->hi - 8192; a -= 64) {
         const uint64_t *w = (const uint64_t *)(uintptr_t)a;
@@ -275,7 +283,7 @@ static uint64_t dead_stack(const struct map *m, const struct trk_lthread *t, int
 
 /* Lone arena: next is itself; else most of its 127 bins are empty (a
  * program's data does not look like that by chance). */
-static int arena_at(uint64_t base)
+TRK_LEAK_RAW_READ static int arena_at(uint64_t base)
 {
     if (*(const uint64_t *)(uintptr_t)(base + ARENA_NEXT) == base)
         return 1;
@@ -315,7 +323,10 @@ static void exclude_main_arena(const struct maps *ms, struct excl *x)
 static void scan_resident(struct trk_lset *s, uint64_t lo, uint64_t hi)
 {
     uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-    unsigned char vec[512];
+    /* 256 MiB a call: a huge sparse mapping (a sanitizer's terabytes of
+     * shadow) costs thousands of calls, not millions. One scan at a time
+     * (under the writer's lock): static, off the exiting thread's stack. */
+    static unsigned char vec[65536];
     while (lo < hi) {
         uint64_t base = lo & ~(page - 1);
         uint64_t end = base + page * sizeof(vec);
@@ -325,9 +336,20 @@ static void scan_resident(struct trk_lset *s, uint64_t lo, uint64_t hi)
             lo = end; /* gone meanwhile (unmapped): nothing to read */
             continue;
         }
-        for (uint64_t a = base; a < end; a += page) {
+        size_t npages = (size_t)((end - base + page - 1) / page);
+        for (size_t i = 0; i < npages; i++) {
+            /* eight absent pages at a time (most of a sparse mapping) */
+            uint64_t eight;
+            if ((i & 7) == 0 && i + 8 <= npages) {
+                memcpy(&eight, vec + i, 8);
+                if (!(eight & 0x0101010101010101ull)) {
+                    i += 7;
+                    continue;
+                }
+            }
+            uint64_t a = base + i * page;
             uint64_t from = a > lo ? a : lo, to = a + page < end ? a + page : end;
-            if (vec[(a - base) / page] & 1)
+            if (vec[i] & 1)
                 trk_lmark_range(s, from, to);
         }
         lo = end;
