@@ -38,9 +38,10 @@ void trk_leakscan_run(struct trk_thread *t, int fd, const void *stack_top,
 enum { TRK_LB_UNREACHED = 0, TRK_LB_INDIRECT, TRK_LB_POSSIBLE, TRK_LB_REACHABLE };
 
 /* The scan reads any word of the process, as a leak checker must: never
- * instrumented by AddressSanitizer where a test links the capture code
- * into a sanitized program (reading its shadow or a redzone faults). */
-#define TRK_LEAK_RAW_READ __attribute__((no_sanitize_address))
+ * instrumented by AddressSanitizer or ThreadSanitizer where a test links
+ * the capture code into a sanitized program (reading their shadow or a
+ * redzone faults). */
+#define TRK_LEAK_RAW_READ __attribute__((no_sanitize_address, no_sanitize_thread))
 
 struct trk_lblock {
     uint64_t addr, size;
