@@ -247,13 +247,31 @@ int trk_lthreads_stop(struct trk_lthread **out)
     }
     atomic_store(&release_word, 0);
     atomic_store(&scan_on, 1);
+    int masked = 0;
     for (int i = 0; stop_sig > 0 && i < k; i++) {
         if (slots[i].ours)
             continue;
-        if (blocks_signal(slots[i].tid, stop_sig))
+        if (blocks_signal(slots[i].tid, stop_sig)) {
             slots[i].masked = 1;
-        else if (syscall(SYS_tgkill, trk_pid, slots[i].tid, stop_sig) != 0)
+            masked++;
+        } else if (syscall(SYS_tgkill, trk_pid, slots[i].tid, stop_sig) != 0) {
             slots[i].gone = 1;
+        }
+    }
+    /* A mask that blocks the signal for a moment only (libunwind's
+     * sections, a program's critical section) is waited out: up to 10 ms
+     * of looks, then the thread is signalled like the others. */
+    for (int tries = 0; masked && tries < 10; tries++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+        for (int i = 0; i < k; i++) {
+            if (!slots[i].masked || blocks_signal(slots[i].tid, stop_sig))
+                continue;
+            slots[i].masked = 0;
+            masked--;
+            if (syscall(SYS_tgkill, trk_pid, slots[i].tid, stop_sig) != 0)
+                slots[i].gone = 1;
+        }
     }
     /* Up to half a second for every thread to answer. */
     uint64_t deadline = trk_now_ns() + 500000000ull;

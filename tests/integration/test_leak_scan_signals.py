@@ -28,15 +28,21 @@ def classes(env, out, extra=()):
     return got
 
 
-def test_sigwait_thread_gets_no_signal(env):
+def test_sigwait_thread_gets_no_signal(env, mode=()):
     """The waiting thread receives nothing from the tracker; its stack's
     block is still reachable, main's lost block definitely lost."""
-    _, out, vals = env.run([env.prog("leak_sigwait")], timeout=60)
+    _, out, vals = env.run([env.prog("leak_sigwait")] + list(mode), timeout=60)
     eq(vals.get("ready"), 1, "the program ran")
     eq(vals.get("spurious"), None, "a signal the program's sigwaitinfo thread received")
     got = classes(env, out)
     eq(got.get("kept_by_waiter"), ("reachable", 1111, 1), "the waiter's block")
     eq(got.get("lost_by_main"), ("definite", 2222, 1), "main's lost block")
+
+
+def test_signalfd_thread_gets_no_signal(env):
+    """The same with a thread reading a signalfd of every signal (blocked
+    for good, not in sigwaitinfo)."""
+    test_sigwait_thread_gets_no_signal(env, ["signalfd"])
 
 
 def test_fork_child_block_reached_through_inherited_block(env):

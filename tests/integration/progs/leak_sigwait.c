@@ -11,17 +11,23 @@
  * thread's stack is scanned from its stack pointer) and main loses a
  * 2222-byte block (definitely lost).
  *
- * usage: leak_sigwait
+ * Mode "signalfd": the thread reads a signalfd of every signal instead
+ * (all blocked, never waiting in sigwaitinfo).
+ *
+ * usage: leak_sigwait [signalfd]
  */
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
 #include <time.h>
 
 #include "common.h"
 
 static _Atomic int ready;
+static int use_signalfd;
 
 __attribute__((noinline)) static void *kept_by_waiter(void)
 {
@@ -39,6 +45,18 @@ static void *waiter(void *arg)
     void *volatile kept = kept_by_waiter();
     sigset_t all;
     sigfillset(&all);
+    if (use_signalfd) {
+        int fd = signalfd(-1, &all, SFD_CLOEXEC);
+        if (fd < 0)
+            die("signalfd");
+        atomic_store(&ready, 1);
+        for (;;) {
+            struct signalfd_siginfo si;
+            if (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+                put_kv("spurious", si.ssi_signo);
+            sink(kept);
+        }
+    }
     atomic_store(&ready, 1);
     for (;;) {
         siginfo_t si;
@@ -50,8 +68,9 @@ static void *waiter(void *arg)
     return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    use_signalfd = argc > 1 && strcmp(argv[1], "signalfd") == 0;
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
