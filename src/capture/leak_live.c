@@ -17,19 +17,21 @@
 
 #include "capture/leakscan.h"
 #include "common/huf.h"
+#include "capture/own_mem.h"
 #include "common/varint.h"
 #include "format/record.h"
 #include "prim/sys.h"
 
+/* Counted as the tracker's own memory (own_mem.h): its peak is what the
+ * scan cost the process at exit. */
 void *trk_lmem(size_t len)
 {
-    return len ? trk_sys_mmap(len) : NULL;
+    return len ? trk_own_map(TRK_OWN_LEAKSCAN, len) : NULL;
 }
 
 void trk_lmem_free(void *p, size_t len)
 {
-    if (p)
-        trk_sys_munmap(p, len);
+    trk_own_unmap(TRK_OWN_LEAKSCAN, p, len);
 }
 
 /* addr -> the latest event at it. */

@@ -54,7 +54,8 @@ static inline void consider(struct trk_lset *s, uint64_t w, int from_reachable)
 
 /* A block is pushed at most twice in the whole marking (when it becomes
  * possibly lost, when it becomes reachable): the stack has 2n entries. */
-static void scan_words(struct trk_lset *s, const uint64_t *w, size_t n, int from_reachable)
+TRK_LEAK_RAW_READ static void scan_words(struct trk_lset *s, const uint64_t *w, size_t n,
+                                         int from_reachable)
 {
     for (size_t k = 0; k < n; k++) {
         uint64_t x = w[k];

@@ -204,7 +204,8 @@ static void excl_sort(struct excl *x)
 #define CHUNK_NONMAIN  4u
 #define ARENA_HEAP_MAX (64ull << 20)
 
-static void territory(struct trk_lset *s, struct maps *ms, struct excl *x)
+TRK_LEAK_RAW_READ static void territory(struct trk_lset *s, struct maps *ms, struct excl *x,
+                                        struct excl *heapx)
 {
     uint64_t last_arena = 0;
     for (size_t i = 0; i < s->n; i++) {
@@ -225,8 +226,11 @@ static void territory(struct trk_lset *s, struct maps *ms, struct excl *x)
             struct map *bm = map_of(ms, base);
             uint64_t hs = bm && bm->r ? *(const uint64_t *)(uintptr_t)(base + 16) : 0;
             if (hs && hs <= ARENA_HEAP_MAX && base + hs > p) {
-                if (base != last_arena)
+                if (base != last_arena) {
                     excl_add(x, base, base + hs);
+                    if (heapx)
+                        excl_add(heapx, base, base + hs);
+                }
                 last_arena = base;
                 continue;
             }
@@ -241,10 +245,17 @@ static void territory(struct trk_lset *s, struct maps *ms, struct excl *x)
  * is no live thread's. Returns that block's address (the dead frames below
  * it are not scanned, as valgrind's dead stack is not addressable; the
  * block itself, with its DTV and thread-specific data, is), else 0. */
-static uint64_t dead_stack(const struct map *m, const struct trk_lthread *t, int nt,
-                           uint64_t self_tp)
+TRK_LEAK_RAW_READ static uint64_t dead_stack(const struct map *m, const struct trk_lthread *t,
+                                             int nt, uint64_t self_tp)
 {
-    if (!m->anon || !m->guard_before || m->hi - m->lo < 16384)
+    /* Not past 1 GiB: a thread's stack is not that large, a sanitizer's
+     * shadow is (ASan faults on reading its own shadow). */
+    if (!m->anon || !m->guard_before || m->hi - m->lo < 16384 || m->hi - m->lo > (1ull << 30))
+        return 0;
+    /* Only top pages that are there to read: the mapping may have been
+     * unmapped meanwhile by a thread that was not stopped. */
+    unsigned char vec[8192 / 4096];
+    if (mincore((void *)(uintptr_t)(m->hi - 8192), 8192, vec) != 0 || !(vec[0] & vec[1] & 1))
         return 0;
     for (uint64_t a = m->hi - 64; a >= m->hi - 8192; a -= 64) {
         const uint64_t *w = (const uint64_t *)(uintptr_t)a;
@@ -272,7 +283,7 @@ static uint64_t dead_stack(const struct map *m, const struct trk_lthread *t, int
 
 /* Lone arena: next is itself; else most of its 127 bins are empty (a
  * program's data does not look like that by chance). */
-static int arena_at(uint64_t base)
+TRK_LEAK_RAW_READ static int arena_at(uint64_t base)
 {
     if (*(const uint64_t *)(uintptr_t)(base + ARENA_NEXT) == base)
         return 1;
@@ -312,7 +323,10 @@ static void exclude_main_arena(const struct maps *ms, struct excl *x)
 static void scan_resident(struct trk_lset *s, uint64_t lo, uint64_t hi)
 {
     uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-    unsigned char vec[512];
+    /* 256 MiB a call: a huge sparse mapping (a sanitizer's terabytes of
+     * shadow) costs thousands of calls, not millions. One scan at a time
+     * (under the writer's lock): static, off the exiting thread's stack. */
+    static unsigned char vec[65536];
     while (lo < hi) {
         uint64_t base = lo & ~(page - 1);
         uint64_t end = base + page * sizeof(vec);
@@ -322,9 +336,20 @@ static void scan_resident(struct trk_lset *s, uint64_t lo, uint64_t hi)
             lo = end; /* gone meanwhile (unmapped): nothing to read */
             continue;
         }
-        for (uint64_t a = base; a < end; a += page) {
+        size_t npages = (size_t)((end - base + page - 1) / page);
+        for (size_t i = 0; i < npages; i++) {
+            /* eight absent pages at a time (most of a sparse mapping) */
+            uint64_t eight;
+            if ((i & 7) == 0 && i + 8 <= npages) {
+                memcpy(&eight, vec + i, 8);
+                if (!(eight & 0x0101010101010101ull)) {
+                    i += 7;
+                    continue;
+                }
+            }
+            uint64_t a = base + i * page;
             uint64_t from = a > lo ? a : lo, to = a + page < end ? a + page : end;
-            if (vec[(a - base) / page] & 1)
+            if (vec[i] & 1)
                 trk_lmark_range(s, from, to);
         }
         lo = end;
@@ -344,6 +369,51 @@ static void scan_minus(struct trk_lset *s, const struct excl *x, uint64_t lo, ui
     }
     if (lo < hi)
         scan_resident(s, lo, hi);
+}
+
+/* A fork child's capture holds only the child's allocations: the blocks
+ * it inherited live in its heap unknown to the scan, and the child's
+ * blocks they point to would read as lost (a list the parent built, with a
+ * node the child added). There the heap outside the child's own blocks is
+ * scanned as a root: inherited blocks reach what they point to, at the
+ * price of stale pointers in free chunks hiding some of the child's leaks
+ * (reported as reachable, never a false loss). */
+static int inherited_heap;
+
+void trk_lroots_fork_child(void)
+{
+    inherited_heap = 1;
+}
+
+/* [lo, hi) minus the set's blocks (sorted by address), as roots. */
+static void scan_outside_blocks(struct trk_lset *s, uint64_t lo, uint64_t hi)
+{
+    size_t a = 0, b = s->n;
+    while (a < b) { /* the first block that ends after lo */
+        size_t m = a + (b - a) / 2;
+        if (s->v[m].addr + s->v[m].size <= lo)
+            a = m + 1;
+        else
+            b = m;
+    }
+    for (size_t i = a; i < s->n && lo < hi && s->v[i].addr < hi; i++) {
+        if (s->v[i].addr > lo)
+            scan_resident(s, lo, s->v[i].addr);
+        uint64_t end = s->v[i].addr + s->v[i].size;
+        if (end > lo)
+            lo = end;
+    }
+    if (lo < hi)
+        scan_resident(s, lo, hi);
+}
+
+static void scan_inherited_heap(struct trk_lset *s, const struct maps *ms, const struct excl *hx)
+{
+    for (size_t i = 0; i < ms->n; i++)
+        if (ms->v[i].heap && ms->v[i].r && ms->v[i].w)
+            scan_outside_blocks(s, ms->v[i].lo, ms->v[i].hi);
+    for (size_t i = 0; i < hx->n; i++)
+        scan_outside_blocks(s, hx->v[i].lo, hx->v[i].hi);
 }
 
 static char own_bss_probe; /* finds our own bss mapping */
@@ -415,55 +485,28 @@ static void place_stacks(struct trk_lset *s, struct maps *ms, const struct trk_l
     }
 }
 
-/* A fork child's heap also holds what it inherited: blocks its capture
- * does not list (docs/FORMAT.md §6), which may hold the only pointers to
- * its own. Everything between its own blocks is scanned as roots - the
- * inherited blocks and, conservatively, free memory; its own blocks only
- * once marked. s->v is sorted by address. */
-static void scan_inherited(struct trk_lset *s, const struct excl *x, uint64_t lo, uint64_t hi)
-{
-    size_t i = 0, n = s->n;
-    while (i < n) { /* the first block ending after lo */
-        size_t mid = i + (n - i) / 2;
-        if (s->v[mid].addr + s->v[mid].size <= lo)
-            i = mid + 1;
-        else
-            n = mid;
-    }
-    uint64_t at = lo;
-    for (; i < s->n && s->v[i].addr < hi; i++) {
-        uint64_t b = s->v[i].addr, e = b + s->v[i].size;
-        if (b > at)
-            scan_minus(s, x, at, b);
-        if (e > at)
-            at = e;
-    }
-    if (at < hi)
-        scan_minus(s, x, at, hi);
-}
-
 void trk_lroots_scan(struct trk_lset *s, const void *stack_top)
 {
     struct trk_lthread *t = NULL;
     int nt = trk_lthreads_stop(&t);
     struct maps ms = {0};
-    struct excl x = {0};
+    struct excl x = {0}, hx = {0};
     if (nt < 0 || parse_maps(&ms) != 0) {
         s->flags |= TRK_LEAKF_INCOMPLETE;
         goto out;
     }
     exclude_ours(s, &ms, &x);
     exclude_main_arena(&ms, &x);
-    territory(s, &ms, &x);
+    territory(s, &ms, &x, inherited_heap ? &hx : NULL);
     excl_sort(&x);
     place_stacks(s, &ms, t, nt, (uint64_t)(uintptr_t)stack_top);
     for (size_t i = 0; i < ms.n; i++) {
         const struct map *m = &ms.v[i];
         if (m->r && m->w && !m->skip && !m->heap)
             scan_minus(s, &x, m->from, m->hi);
-        else if (m->heap && m->r && m->w && !m->skip && (s->flags & TRK_LEAKF_INHERITED))
-            scan_inherited(s, &x, m->lo, m->hi);
     }
+    if (inherited_heap) /* what TRK_LEAKF_INHERITED tells the reader (leakscan.c) */
+        scan_inherited_heap(s, &ms, &hx);
     trk_lmark_finish(s);
 out:
     if (nt >= 0)
@@ -471,4 +514,5 @@ out:
     trk_lmem_free(ms.v, ms.len);
     trk_lmem_free(ms.text, ms.text_len);
     trk_lmem_free(x.v, x.len);
+    trk_lmem_free(hx.v, hx.len);
 }

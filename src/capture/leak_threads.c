@@ -136,6 +136,43 @@ static uint64_t blocked_sp(pid_t tid)
     return v;
 }
 
+/* Does the thread block sig (/proc/self/task/TID/status, "SigBlk:" in
+ * hex), or wait for signals in sigwaitinfo/sigtimedwait (the kernel
+ * unblocks the waited set for the wait, so SigBlk does not show it)? Such
+ * a thread is not signalled at all: one in sigwaitinfo would take our
+ * signal as the program's own (a server's signal thread), any other would
+ * only make the scan wait for an answer that cannot come. Its stack is
+ * then scanned from the stack pointer /proc gives. */
+static int blocks_signal(pid_t tid, int sig)
+{
+    char path[64], buf[2048];
+    task_path(path, tid, "syscall");
+    if (read_small(path, buf, sizeof(buf)) > 0) {
+        long nr = 0;
+        for (const char *c = buf; *c >= '0' && *c <= '9'; c++)
+            nr = nr * 10 + (*c - '0');
+        if (buf[0] >= '0' && buf[0] <= '9' && nr == SYS_rt_sigtimedwait)
+            return 1;
+    }
+    task_path(path, tid, "status");
+    if (read_small(path, buf, sizeof(buf)) <= 0)
+        return 0;
+    const char *p = strstr(buf, "SigBlk:");
+    if (!p)
+        return 0;
+    p += 7;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    uint64_t mask = 0;
+    for (;; p++) {
+        int d = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
+        if (d < 0)
+            break;
+        mask = mask << 4 | (uint64_t)d;
+    }
+    return sig >= 1 && sig <= 64 && ((mask >> (sig - 1)) & 1);
+}
+
 static int list_tids(pid_t *out, int cap)
 {
     int fd =
@@ -210,15 +247,39 @@ int trk_lthreads_stop(struct trk_lthread **out)
     }
     atomic_store(&release_word, 0);
     atomic_store(&scan_on, 1);
-    for (int i = 0; stop_sig > 0 && i < k; i++)
-        if (!slots[i].ours && syscall(SYS_tgkill, trk_pid, slots[i].tid, stop_sig) != 0)
+    int masked = 0;
+    for (int i = 0; stop_sig > 0 && i < k; i++) {
+        if (slots[i].ours)
+            continue;
+        if (blocks_signal(slots[i].tid, stop_sig)) {
+            slots[i].masked = 1;
+            masked++;
+        } else if (syscall(SYS_tgkill, trk_pid, slots[i].tid, stop_sig) != 0) {
             slots[i].gone = 1;
+        }
+    }
+    /* A mask that blocks the signal for a moment only (libunwind's
+     * sections, a program's critical section) is waited out: up to 10 ms
+     * of looks, then the thread is signalled like the others. */
+    for (int tries = 0; masked && tries < 10; tries++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+        for (int i = 0; i < k; i++) {
+            if (!slots[i].masked || blocks_signal(slots[i].tid, stop_sig))
+                continue;
+            slots[i].masked = 0;
+            masked--;
+            if (syscall(SYS_tgkill, trk_pid, slots[i].tid, stop_sig) != 0)
+                slots[i].gone = 1;
+        }
+    }
     /* Up to half a second for every thread to answer. */
     uint64_t deadline = trk_now_ns() + 500000000ull;
     for (;;) {
         int waiting = 0;
         for (int i = 0; i < k; i++)
-            waiting += !slots[i].ours && !slots[i].gone && !atomic_load(&slots[i].stopped);
+            waiting += !slots[i].ours && !slots[i].gone && !slots[i].masked &&
+                       !atomic_load(&slots[i].stopped);
         if (!waiting || trk_now_ns() > deadline)
             break;
         struct timespec ts = {0, 200000};
@@ -237,9 +298,10 @@ void trk_lthreads_resume(struct trk_lthread *v, int n)
     syscall(SYS_futex, &release_word, FUTEX_WAKE_PRIVATE, 1 << 30, NULL, NULL, 0);
     int all = 1;
     for (int i = 0; i < n; i++)
-        all &= v[i].ours || v[i].gone || atomic_load(&v[i].stopped);
-    /* A thread that blocks the signal would take it later at its default
-     * (terminate): then our handler stays, returning at once. */
+        all &= v[i].ours || v[i].gone || v[i].masked || atomic_load(&v[i].stopped);
+    /* A thread that blocked the signal after it was sent would take it
+     * later at its default (terminate): then our handler stays, returning
+     * at once. (One seen blocking it was never sent it.) */
     if (stop_sig > 0 && all)
         sigaction(stop_sig, &old_act, NULL);
 }

@@ -18,6 +18,7 @@ struct trk_lthread {
     pid_t tid;
     int ours;            /* the tracker's own thread (not signalled, not a root) */
     int gone;            /* ended before it could be stopped */
+    int masked;          /* blocks the stop signal: not signalled, not stopped */
     _Atomic int stopped; /* answered: regs, sp, tp are valid */
     uint64_t sp;         /* stopped: its stack pointer; else from /proc (0 = unknown) */
     uint64_t tp;         /* stopped: its pthread_self() */

@@ -37,6 +37,12 @@ void trk_leakscan_run(struct trk_thread *t, int fd, const void *stack_top,
 
 enum { TRK_LB_UNREACHED = 0, TRK_LB_INDIRECT, TRK_LB_POSSIBLE, TRK_LB_REACHABLE };
 
+/* The scan reads any word of the process, as a leak checker must: never
+ * instrumented by AddressSanitizer or ThreadSanitizer where a test links
+ * the capture code into a sanitized program (reading their shadow or a
+ * redzone faults). */
+#define TRK_LEAK_RAW_READ __attribute__((no_sanitize_address, no_sanitize_thread))
+
 struct trk_lblock {
     uint64_t addr, size;
     uint32_t leader; /* INDIRECT: index of the block whose clique it joined */
@@ -73,5 +79,8 @@ size_t trk_lset_find(const struct trk_lset *s, uint64_t w) TRK_HIDDEN;
 /* leak_roots.c: scans every root into s (stops and resumes the other
  * threads around it). */
 void trk_lroots_scan(struct trk_lset *s, const void *stack_top) TRK_HIDDEN;
+/* This process is a fork child: its heap holds blocks its capture does
+ * not (leak_roots.c). */
+void trk_lroots_fork_child(void) TRK_HIDDEN;
 
 #endif /* TRK_CAPTURE_LEAKSCAN_H */

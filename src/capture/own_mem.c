@@ -13,7 +13,7 @@
 #include "prim/sys.h"
 
 static _Atomic int64_t bytes[TRK_OWN_NCAT], objects[TRK_OWN_NCAT], total;
-static _Atomic int64_t peak_total, peak_tables;
+static _Atomic int64_t peak_total, peak_cat[TRK_OWN_NCAT];
 static _Atomic uint64_t rotations;
 
 static void raise_to(_Atomic int64_t *peak, int64_t v)
@@ -32,8 +32,7 @@ void trk_own_add(enum trk_own_cat c, int64_t len, int64_t objs)
     if (len <= 0)
         return;
     raise_to(&peak_total, all);
-    if (c == TRK_OWN_TABLES)
-        raise_to(&peak_tables, cat);
+    raise_to(&peak_cat[c], cat);
 }
 
 void trk_own_rotation(void)
@@ -43,11 +42,18 @@ void trk_own_rotation(void)
 
 void *trk_own_map(enum trk_own_cat c, size_t len)
 {
-    size_t mapped = (len + 4095) & ~(size_t)4095;
     void *p = trk_sys_mmap(len);
     if (p)
-        trk_own_add(c, (int64_t)mapped, 0);
+        trk_own_add(c, (int64_t)trk_own_pages(len), 0);
     return p;
+}
+
+void trk_own_unmap(enum trk_own_cat c, void *p, size_t len)
+{
+    if (!p)
+        return;
+    trk_sys_munmap(p, len);
+    trk_own_add(c, -(int64_t)trk_own_pages(len), 0);
 }
 
 void trk_own_release(enum trk_own_cat c, void *p, size_t len)
@@ -72,7 +78,7 @@ void trk_own_snapshot(uint64_t out[TRK_OWN_FIELDS])
 {
     out[0] = get(&peak_total);
     out[1] = get(&bytes[TRK_OWN_TABLES]);
-    out[2] = get(&peak_tables);
+    out[2] = get(&peak_cat[TRK_OWN_TABLES]);
     out[3] = get(&bytes[TRK_OWN_THREADS]);
     out[4] = get(&objects[TRK_OWN_THREADS]);
     out[5] = get(&bytes[TRK_OWN_PYTHON]);
@@ -80,4 +86,12 @@ void trk_own_snapshot(uint64_t out[TRK_OWN_FIELDS])
     out[7] = get(&bytes[TRK_OWN_WRITER]);
     out[8] = atomic_load_explicit(&rotations, memory_order_relaxed);
     out[9] = get(&total);
+    out[10] = get(&bytes[TRK_OWN_UNWIND]);
+    out[11] = get(&peak_cat[TRK_OWN_UNWIND]);
+    out[12] = get(&bytes[TRK_OWN_LEAKSCAN]);
+    out[13] = get(&peak_cat[TRK_OWN_LEAKSCAN]);
+    out[14] = get(&bytes[TRK_OWN_PREINIT]);
+    out[15] = get(&peak_cat[TRK_OWN_PREINIT]);
+    out[16] = get(&bytes[TRK_OWN_SAMPLE]);
+    out[17] = get(&objects[TRK_OWN_SAMPLE]);
 }

@@ -2,7 +2,9 @@
  *
  * own_mem.h - the tracker's own memory in the traced process, counted as it
  * is mapped and given back: intern tables, per-thread states and rings,
- * Python's per-thread blocks, the writer's buffers. The figures are mapped
+ * Python's per-thread blocks, the writer's buffers, the own unwinder's
+ * cache and module table, the leak scan's tables at exit, the
+ * pre-constructor log and the sampling memos. The figures are mapped
  * bytes (an upper bound of what they make resident) and go into the END
  * trailer (docs/FORMAT.md §2, "own memory"), so that `tracker stats` can say
  * what the tracker cost the process. Lock-free counters only: callable from
@@ -17,10 +19,14 @@
 #include "prim/base.h"
 
 enum trk_own_cat {
-    TRK_OWN_TABLES,  /* stack trie and Python code tables */
-    TRK_OWN_THREADS, /* per-thread capture states with their rings */
-    TRK_OWN_PYTHON,  /* Python's per-thread frame blocks */
-    TRK_OWN_WRITER,  /* the writer's staging and compression buffers */
+    TRK_OWN_TABLES,   /* stack trie and Python code tables */
+    TRK_OWN_THREADS,  /* per-thread capture states with their rings */
+    TRK_OWN_PYTHON,   /* Python's per-thread frame blocks */
+    TRK_OWN_WRITER,   /* the writer's staging and compression buffers */
+    TRK_OWN_UNWIND,   /* the own unwinder's rule cache, module table, check scratch */
+    TRK_OWN_LEAKSCAN, /* the leak scan's working memory at exit (given back after) */
+    TRK_OWN_PREINIT,  /* the log of calls made before the constructor (preinit.c) */
+    TRK_OWN_SAMPLE,   /* per-thread call-site memos of --sample-bytes (static TLS) */
     TRK_OWN_NCAT,
 };
 
@@ -32,6 +38,13 @@ void trk_own_rotation(void) TRK_HIDDEN;
 
 /* Maps len bytes for category c (trk_sys_mmap) and counts them. */
 void *trk_own_map(enum trk_own_cat c, size_t len) TRK_HIDDEN;
+/* Unmaps what trk_own_map(c, len) mapped and stops counting it. */
+void trk_own_unmap(enum trk_own_cat c, void *p, size_t len) TRK_HIDDEN;
+/* len rounded up to whole pages: what a mapping of len bytes counts. */
+static inline size_t trk_own_pages(size_t len)
+{
+    return (len + 4095) & ~(size_t)4095;
+}
 /* Gives back the pages of [p, p + len) (MADV_DONTNEED: the range stays
  * mapped and reads as zeros, so a lock-free reader still probing it is
  * safe) and stops counting them. */
@@ -40,8 +53,11 @@ void trk_own_release(enum trk_own_cat c, void *p, size_t len) TRK_HIDDEN;
 /* The END trailer's own-memory fields, in their on-disk order
  * (docs/FORMAT.md): peak total, tables, tables' peak, thread states' bytes
  * and count, Python blocks' bytes and count, writer, table rotations,
- * total. A fork child's figures include what it inherited still mapped. */
-#define TRK_OWN_FIELDS 10
+ * total; then (appended later) bytes and peak of the unwinder, of the
+ * leak scan and of the pre-constructor log, the sampling memos' bytes and
+ * count. A fork child's figures include what it
+ * inherited still mapped. */
+#define TRK_OWN_FIELDS 18
 void trk_own_snapshot(uint64_t out[TRK_OWN_FIELDS]) TRK_HIDDEN;
 
 #endif /* TRK_CAPTURE_OWN_MEM_H */

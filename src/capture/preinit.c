@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "capture/events.h"
+#include "capture/own_mem.h"
 #include "capture/preinit.h"
 #include "capture/stacks.h"
 #include "prim/sys.h"
@@ -47,12 +48,12 @@ static uint8_t *log_map(void)
     uint8_t *m = atomic_load_explicit(&log_mem, memory_order_acquire);
     if (TRK_LIKELY(m))
         return m == (uint8_t *)1 ? NULL : m;
-    uint8_t *fresh = trk_sys_mmap(LOG_BYTES);
+    uint8_t *fresh = trk_own_map(TRK_OWN_PREINIT, LOG_BYTES);
     uint8_t *expect = NULL;
     if (atomic_compare_exchange_strong(&log_mem, &expect, fresh ? fresh : (uint8_t *)1))
         return fresh;
     if (fresh) /* another thread mapped it first */
-        trk_sys_munmap(fresh, LOG_BYTES);
+        trk_own_unmap(TRK_OWN_PREINIT, fresh, LOG_BYTES);
     return expect == (uint8_t *)1 ? NULL : expect;
 }
 
@@ -138,5 +139,5 @@ void trk_preinit_replay(struct trk_thread *t)
      * by then. One of them unfinished: the writer may still be in it, so
      * the mapping stays. */
     if (m && all_ready)
-        trk_sys_munmap(m, LOG_BYTES);
+        trk_own_unmap(TRK_OWN_PREINIT, m, LOG_BYTES);
 }

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "capture/own_mem.h"
 #include "capture/sample.h"
 #include "common/hash.h"
 #include "prim/sys.h"
@@ -73,6 +74,8 @@ static int64_t draw(void)
 uint32_t trk_stack_callsite_slow(struct trk_thread *t, uintptr_t ra)
 {
     struct trk_callsite_memo *m = &trk_tl_callsite;
+    if (!m->owner) /* this thread's first: counted until the thread ends */
+        trk_own_add(TRK_OWN_SAMPLE, (int64_t)sizeof(*m), 1);
     if (m->owner != t || m->epoch != t->cache_epoch) {
         memset(m->e, 0, sizeof(m->e));
         m->owner = t;
@@ -86,6 +89,12 @@ uint32_t trk_stack_callsite_slow(struct trk_thread *t, uintptr_t ra)
         m->e[i].id = id;
     }
     return id;
+}
+
+void trk_sample_thread_gone(void)
+{
+    if (trk_tl_callsite.owner)
+        trk_own_add(TRK_OWN_SAMPLE, -(int64_t)sizeof(trk_tl_callsite), -1);
 }
 
 void trk_sample_thread_reset(void)

@@ -28,6 +28,11 @@ extern __thread int64_t trk_tl_sample_left TRK_TLS TRK_HIDDEN;
 /* Seeds the process (config.c, once sample_bytes and sample_seed are read). */
 void trk_sample_init(void) TRK_HIDDEN;
 
+/* The calling thread is ending: its call-site memo (static TLS, counted in
+ * the tracker's own memory once used) goes with it. Later allocations of
+ * the thread keep using it uncounted. */
+void trk_sample_thread_gone(void) TRK_HIDDEN;
+
 /* Forgets the calling thread's generator and countdown (unit tests). */
 void trk_sample_thread_reset(void) TRK_HIDDEN;
 

@@ -209,7 +209,11 @@ static int step_into(uintptr_t *ips, int want)
  * (fast, cached) until an object was unloaded, the step loop since. */
 __attribute__((noinline)) static int libunwind_walk(struct trk_thread *t, uintptr_t *ips, int max)
 {
-    int want = max + 16;
+    /* Room for our own frames, dropped below: 3 to 6 in an optimized
+     * build, 17 on the Python path of a -O0 one (the ASan stage), where
+     * max + 16 cut the program's stack one frame short of max. The
+     * buffers hold TRK_DEPTH_MAX + 32. */
+    int want = max + 32;
     trk_dl_enter(t);
     int n = atomic_load_explicit(&trk_unwind_epoch, memory_order_relaxed) == 1
                 ? unwind_into(ips, want)

@@ -17,6 +17,7 @@
 #include "capture/events.h"
 #include "capture/output.h"
 #include "capture/own_mem.h"
+#include "capture/sample.h"
 #include "capture/stacks.h"
 #include "prim/sys.h"
 
@@ -66,6 +67,7 @@ static void thread_key_destructor(void *arg)
     int was = trk_guard_enter_internal();
     if (atomic_load(&trk_active))
         trk_thread_exit_mark(t);
+    trk_sample_thread_gone();
     trk_guard_leave(was);
 }
 

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "capture/config.h"
+#include "capture/own_mem.h"
 #include "capture/unwind.h"
 #include "prim/sys.h"
 
@@ -60,9 +61,15 @@ static _Atomic(struct rc_table *) rct;
 
 static _Atomic uint64_t n_checked, n_mismatch, n_fallback;
 
+static size_t rc_len(unsigned bits)
+{
+    return sizeof(struct rc_table) + (sizeof(struct rc_ent) << bits);
+}
+
+/* Counted as the tracker's own memory (own_mem.h, `tracker stats`). */
 static struct rc_table *rc_new(unsigned bits)
 {
-    struct rc_table *t = trk_sys_mmap(sizeof(struct rc_table) + (sizeof(struct rc_ent) << bits));
+    struct rc_table *t = trk_own_map(TRK_OWN_UNWIND, rc_len(bits));
     if (t)
         t->bits = bits;
     return t;
@@ -85,17 +92,19 @@ __attribute__((noinline)) static void rc_grow(struct rc_table *old)
     struct rc_table *t = rc_new(old->bits + 1);
     if (!t)
         return;
-    size_t old_len = sizeof(struct rc_table) + (sizeof(struct rc_ent) << old->bits);
+    size_t old_len = rc_len(old->bits);
     if (!atomic_compare_exchange_strong(&rct, &old, t)) {
-        trk_sys_munmap(t, sizeof(struct rc_table) + (sizeof(struct rc_ent) << t->bits));
+        trk_own_unmap(TRK_OWN_UNWIND, t, rc_len(t->bits));
         return;
     }
     /* all but the first page: the header (bits) must stay as it was for a
      * reader that loaded the old table just before the switch */
     uintptr_t first = (uintptr_t)old + 4096;
     uintptr_t end = (uintptr_t)old + old_len;
-    if (end > first)
+    if (end > first) {
         syscall(SYS_madvise, (void *)first, (size_t)(end - first), MADV_DONTNEED);
+        trk_own_add(TRK_OWN_UNWIND, -(int64_t)(trk_own_pages(old_len) - 4096), 0);
+    }
 }
 
 __attribute__((noinline)) static uint64_t rule_fill(struct rc_ent *e, uintptr_t pc)
@@ -264,7 +273,7 @@ int trk_unwind_check_due(void)
 uintptr_t *trk_unwind_check_buf(void)
 {
     if (!check_mem)
-        check_mem = trk_sys_mmap(sizeof(uintptr_t) * (TRK_DEPTH_MAX + 32));
+        check_mem = trk_own_map(TRK_OWN_UNWIND, sizeof(uintptr_t) * (TRK_DEPTH_MAX + 32));
     if (check_mem)
         check_busy = 1;
     return check_mem;

@@ -22,6 +22,7 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
+#include "capture/own_mem.h"
 #include "capture/unwind.h"
 #include "prim/sys.h"
 
@@ -108,10 +109,14 @@ static void find_gone(const struct umod *old, unsigned n_old, const struct umod 
 
 void trk_unwind_modules_refresh(struct trk_thread *t)
 {
+    /* TRACKER_UNWIND=0: no walk reads the table; it would cost 384 KiB and
+     * a pass over the loader's list per snapshot for nothing. */
+    if (!trk_unwind_own)
+        return;
     if (!mods) {
         /* Two tables: built outside the seqlock, copied inside it, so that
          * readers spend as little time as possible seeing an odd seq. */
-        struct umod *m = trk_sys_mmap(2 * UMOD_MAX * sizeof(struct umod));
+        struct umod *m = trk_own_map(TRK_OWN_UNWIND, 2 * UMOD_MAX * sizeof(struct umod));
         if (!m)
             return;
         mods_next = m + UMOD_MAX;

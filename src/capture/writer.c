@@ -613,4 +613,5 @@ void trk_writer_fork_child(void)
     atomic_store(&ended, 0);
     chunks_written = 0;
     last_wm = 0;
+    trk_lroots_fork_child(); /* the inherited blocks are not in our capture */
 }

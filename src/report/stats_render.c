@@ -285,12 +285,47 @@ static void json_python(struct trk_rjson *j, const struct trk_stats *s)
     trk_rjson_end_object(j);
 }
 
+/* The own-memory fields appended after the first ten (docs/FORMAT.md §2):
+ * the own unwinder, the leak scan at exit, the pre-constructor log and the
+ * sampling memos; each row only where the capture has its fields. */
+static void print_own_later(FILE *f, const struct trk_stats *s)
+{
+    char a[96], b[96], c[192], d[40];
+    const uint64_t *o = s->own;
+    if (s->own_fields > TRK_OWN_UNWIND_PEAK) {
+        snprintf(c, sizeof(c), "%s (at most %s; rule cache and module table)",
+                 trk_rfmt_bytes(o[TRK_OWN_UNWIND_BYTES], a, sizeof(a)),
+                 trk_rfmt_bytes(o[TRK_OWN_UNWIND_PEAK], b, sizeof(b)));
+        fprintf(f, ROW, "Unwinder cache", c);
+    }
+    if (s->own_fields > TRK_OWN_LEAKSCAN_PEAK) {
+        snprintf(c, sizeof(c), "%s at most, at exit (%s kept)",
+                 trk_rfmt_bytes(o[TRK_OWN_LEAKSCAN_PEAK], a, sizeof(a)),
+                 trk_rfmt_bytes(o[TRK_OWN_LEAKSCAN_BYTES], b, sizeof(b)));
+        fprintf(f, ROW, "Leak scan", c);
+    }
+    if (s->own_fields > TRK_OWN_PREINIT_PEAK && o[TRK_OWN_PREINIT_PEAK]) {
+        snprintf(c, sizeof(c), "%s at most (%s kept)",
+                 trk_rfmt_bytes(o[TRK_OWN_PREINIT_PEAK], a, sizeof(a)),
+                 trk_rfmt_bytes(o[TRK_OWN_PREINIT_BYTES], b, sizeof(b)));
+        fprintf(f, ROW, "Before constructor", c);
+    }
+    uint64_t n = s->own_fields > TRK_OWN_SAMPLE_MEMOS ? o[TRK_OWN_SAMPLE_MEMOS] : 0;
+    if (n) {
+        snprintf(c, sizeof(c), "%s in %s threads (%s each)",
+                 trk_rfmt_bytes(o[TRK_OWN_SAMPLE_BYTES], a, sizeof(a)),
+                 trk_rfmt_grouped(n, b, sizeof(b)),
+                 trk_rfmt_bytes(o[TRK_OWN_SAMPLE_BYTES] / n, d, sizeof(d)));
+        fprintf(f, ROW, "Sampling memos", c);
+    }
+}
+
 /* The tracker's own memory in the traced process (the END trailer's
  * figures, mapped bytes): only for captures that carry them. */
 static void print_own(FILE *f, const struct trk_stats *s)
 {
     char a[96], b[96], c[192], d[40];
-    if (s->own_fields < TRK_READER_OWN_MAX)
+    if (s->own_fields < TRK_OWN_BASE_FIELDS)
         return;
     const uint64_t *o = s->own;
     fprintf(f, "\nTracker's own memory (mapped in the traced process, at its end)\n");
@@ -316,12 +351,13 @@ static void print_own(FILE *f, const struct trk_stats *s)
         fprintf(f, ROW, "Python per thread", c);
     }
     fprintf(f, ROW, "Writer buffers", human(o[TRK_OWN_WRITER_BYTES], a, sizeof(a)));
+    print_own_later(f, s);
 }
 
 /* "tracker_memory": the same, null when the capture has none. */
 static void json_own(struct trk_rjson *j, const struct trk_stats *s)
 {
-    if (s->own_fields < TRK_READER_OWN_MAX) {
+    if (s->own_fields < TRK_OWN_BASE_FIELDS) {
         trk_rjson_string(j, "tracker_memory", NULL);
         return;
     }
@@ -337,6 +373,26 @@ static void json_own(struct trk_rjson *j, const struct trk_stats *s)
     trk_rjson_u64(j, "python_bytes", o[TRK_OWN_PYTHON_BYTES]);
     trk_rjson_u64(j, "python_blocks", o[TRK_OWN_PYTHON_BLOCKS]);
     trk_rjson_u64(j, "writer_bytes", o[TRK_OWN_WRITER_BYTES]);
+    /* Fields appended later: null where the writer did not have them. */
+    static const struct {
+        enum trk_own_field f;
+        const char *key;
+    } later[] = {
+        {TRK_OWN_UNWIND_BYTES, "unwinder_bytes"},
+        {TRK_OWN_UNWIND_PEAK, "unwinder_peak_bytes"},
+        {TRK_OWN_LEAKSCAN_BYTES, "leak_scan_bytes"},
+        {TRK_OWN_LEAKSCAN_PEAK, "leak_scan_peak_bytes"},
+        {TRK_OWN_PREINIT_BYTES, "preinit_bytes"},
+        {TRK_OWN_PREINIT_PEAK, "preinit_peak_bytes"},
+        {TRK_OWN_SAMPLE_BYTES, "sample_memo_bytes"},
+        {TRK_OWN_SAMPLE_MEMOS, "sample_memos"},
+    };
+    for (size_t i = 0; i < sizeof(later) / sizeof(later[0]); i++) {
+        if (s->own_fields > later[i].f)
+            trk_rjson_u64(j, later[i].key, o[later[i].f]);
+        else
+            trk_rjson_string(j, later[i].key, NULL);
+    }
     trk_rjson_end_object(j);
 }
 

@@ -95,7 +95,8 @@ def test_per_thread_figures(env):
         check(0 < m["writer_bytes"] <= 4 * 512 * KIB,
               "%d threads: writer_bytes %d" % (threads, m["writer_bytes"]))
         eq(m["total_bytes"], m["tables_bytes"] + m["thread_bytes"] + m["python_bytes"]
-           + m["writer_bytes"], "%d threads: total is the sum of the parts" % threads)
+           + m["writer_bytes"] + m["unwinder_bytes"] + m["leak_scan_bytes"]
+           + m["preinit_bytes"] + m["sample_memo_bytes"], "%d threads: total is the sum of the parts" % threads)
         check(m["total_bytes"] <= m["peak_bytes"], "%d threads: total <= peak" % threads)
     eq(len(per), 1, "bytes per thread state, the same whatever the threads: %r" % sorted(per))
     ge(per.pop(), 512 * KIB, "a state holds its 512 KiB ring")
@@ -173,6 +174,90 @@ def test_sampler_opens_nothing_while_idle(env):
     check(len(ours) >= 1, "found the tracker's threads in the trace:\n%s" % "\n".join(lines[-40:]))
     opens = [ln for ln in lines if re.match(r"(\d+)\s+open", ln) and ln.split()[0] in ours]
     eq(opens, [], "files opened by the tracker's threads")
+
+
+# The own unwinder's rule cache starts at 16 Ki entries of 16 bytes plus a
+# header (src/capture/unwind.c) and its module table is two fixed arrays
+# (unwind_cfi.c): what a small program maps, whatever it loads.
+RULE_CACHE_MIN = 16 * 1024 * 16 + PAGE  # rounded up to whole pages
+RULE_CACHE_MAX = 16 * 1024 * 1024 + PAGE
+UNWIND_MODULES_MAX = 1024 * KIB  # the module table, a generous bound
+PREINIT_LOG = 32 * 1024 * KIB  # src/capture/preinit.c LOG_BYTES
+
+
+def test_unwinder_counted(env):
+    """The own unwinder's rule cache and module table are the tracker's own
+    memory: counted when it ran, the same whatever the libraries loaded (the
+    module table is fixed, the cache grows with return addresses, not with
+    libraries), and 0 with TRACKER_UNWIND=0; part of the total and peak."""
+    figures = []
+    for libs in (0, 20):
+        _, m, _ = own_run(env, 8, libs=libs)
+        u = m["unwinder_bytes"]
+        check(RULE_CACHE_MIN < u <= RULE_CACHE_MIN + UNWIND_MODULES_MAX,
+              "libs=%d: unwinder_bytes %d" % (libs, u))
+        check(u <= m["unwinder_peak_bytes"] <= RULE_CACHE_MAX + UNWIND_MODULES_MAX,
+              "libs=%d: unwinder_peak_bytes %d" % (libs, m["unwinder_peak_bytes"]))
+        check(m["peak_bytes"] >= m["total_bytes"] >= u, "libs=%d: total/peak hold it" % libs)
+        figures.append(u)
+    eq(figures[0], figures[1], "unwinder_bytes with 0 and 20 rounds of dlopen")
+    prog = env.prog("own_mem")
+    _, out, _ = env.run([prog, "8"], env={"TRACKER_UNWIND": "0"})
+    m = env.stats(out)["tracker_memory"]
+    eq(m["unwinder_bytes"], 0, "TRACKER_UNWIND=0: unwinder_bytes")
+    eq(m["unwinder_peak_bytes"], 0, "TRACKER_UNWIND=0: unwinder_peak_bytes")
+
+
+def test_leak_scan_counted(env):
+    """The leak scan's working memory at exit (its live table and marks) is
+    counted in its peak and given back before the trailer; 0 without the
+    scan."""
+    _, m, _ = own_run(env, 10)
+    check(0 < m["leak_scan_peak_bytes"] <= m["peak_bytes"],
+          "leak_scan_peak_bytes %d (peak %d)" % (m["leak_scan_peak_bytes"], m["peak_bytes"]))
+    prog = env.prog("own_mem")
+    _, out, _ = env.run([prog, "10"], env={"TRACKER_LEAK_SCAN": "0"})
+    eq(env.stats(out)["tracker_memory"]["leak_scan_peak_bytes"], 0,
+       "TRACKER_LEAK_SCAN=0: leak_scan_peak_bytes")
+
+
+def test_preinit_log_counted(env):
+    """A C++ program allocates before libtracker's constructor (libstdc++'s
+    emergency pool): the log that keeps those calls is counted at its size,
+    and given back once replayed; a C program that does not has none."""
+    _, out, _ = env.run([env.prog("ctor_leak")])
+    m = env.stats(out)["tracker_memory"]
+    eq(m["preinit_peak_bytes"], PREINIT_LOG, "ctor_leak: preinit_peak_bytes")
+    eq(m["preinit_bytes"], 0, "ctor_leak: preinit_bytes after the replay")
+    check(m["peak_bytes"] >= PREINIT_LOG, "peak_bytes %d holds the log" % m["peak_bytes"])
+
+
+def test_sample_memo_counted(env):
+    """Sampling keeps a call-site memo per thread (static TLS) once it
+    recorded an unsampled allocation; it goes with its thread: at the end
+    only the main thread's is left, whatever the threads that came and
+    went; none without --sample-bytes."""
+    prog = env.prog("own_mem")
+    sizes = set()
+    for threads in (0, 3):
+        _, out, _ = env.run([prog, "6", str(threads)], extra=["--sample-bytes", "1048576"])
+        m = env.stats(out)["tracker_memory"]
+        eq(m["sample_memos"], 1, "%d threads: sample_memos at the end" % threads)
+        sizes.add(m["sample_memo_bytes"])
+    eq(len(sizes), 1, "the main thread's memo, the same size: %r" % sorted(sizes))
+    check(0 < sizes.pop() <= 1024, "a memo of a few hundred bytes")
+    _, m, _ = own_run(env, 6, threads=3)
+    eq((m["sample_memos"], m["sample_memo_bytes"]), (0, 0), "without sampling")
+    _, m, _ = own_run(env, 6, threads=3)
+    eq((m["sample_memos"], m["sample_memo_bytes"]), (0, 0), "without sampling")
+
+
+def test_stats_text_unwinder_row(env):
+    """The text report has a row for the unwinder and the leak scan."""
+    _, _, out = own_run(env, 8)
+    text = env.run_raw([env.tracker, "stats", out], timeout=120).stdout.decode()
+    for row in ("Unwinder cache", "Leak scan"):
+        check(re.search(r"^  %s\s" % re.escape(row), text, re.M), "row %r in:\n%s" % (row, text))
 
 
 if __name__ == "__main__":
