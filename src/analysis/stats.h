@@ -108,6 +108,10 @@ struct trk_stats {
     uint64_t python_version; /* PY_VERSION_HEX, 0x030b02f0 for 3.11.2 */
     uint64_t python_flags;   /* TRK_PYF_* of format.h */
     uint64_t python_imports; /* PY_IMPORT records */
+    /* Anonymous mappings of exactly pymalloc's arena size (1 MiB since
+     * 3.10, 256 KiB before): the arenas' own peak, apart from every other
+     * mapping (a CUDA process reserves gigabytes of address space). */
+    uint64_t py_arena_peak_bytes;
     /* A TRK_PY_MARK_SCRIPT_END was seen: the leaked_* figures (here, per
      * site and per thread) are what was live at that moment; frees during
      * the interpreter's teardown still count as frees but hide no leak. */

@@ -6,6 +6,8 @@
  * of arenas for a list of 200,000 strings). The reports say so, with the
  * figure, and how to see it: --mmap puts the arenas under the Python lines
  * that grew them; `tracker run --python-allocators` records each object.
+ * The figure is the arenas' own (trk_stats.py_arena_peak_bytes), never
+ * every anonymous mapping's: a CUDA process maps gigabytes of its own.
  * Must not: change what a report counts.
  */
 #include "report/python_note.h"
@@ -21,7 +23,7 @@ uint64_t trk_arena_bytes_not_shown(const struct trk_report_set *s, const struct 
         if (!t->python || !(t->python_flags & TRK_PYF_PYMALLOC) ||
             (t->python_flags & TRK_PYF_ALLOCATORS))
             continue;
-        uint64_t m = s->v[i].prof.peak_bytes[TRK_SPACE_MMAP];
+        uint64_t m = t->py_arena_peak_bytes;
         most = m > most ? m : most;
     }
     return most;
@@ -36,7 +38,7 @@ void trk_rprint_arenas_note(FILE *f, const struct trk_report_set *s,
         return;
     fprintf(f,
             "note: Python objects are not in this heap view: pymalloc keeps them in arenas "
-            "(anonymous mappings, %s at their peak%s); --mmap counts the arenas under the "
+            "(%s at their peak%s); --mmap counts the arenas under the "
             "Python lines that grew them, `tracker run --python-allocators` records each "
             "object\n",
             trk_rfmt_bytes(m, a, sizeof(a)), s->n > 1 ? " in the largest process" : "");
