@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "capture/events.h"
+#include "capture/own_mem.h"
 #include "capture/preinit.h"
 #include "capture/stacks.h"
 #include "prim/sys.h"
@@ -49,8 +50,10 @@ static uint8_t *log_map(void)
         return m == (uint8_t *)1 ? NULL : m;
     uint8_t *fresh = trk_sys_mmap(LOG_BYTES);
     uint8_t *expect = NULL;
-    if (atomic_compare_exchange_strong(&log_mem, &expect, fresh ? fresh : (uint8_t *)1))
+    if (atomic_compare_exchange_strong(&log_mem, &expect, fresh ? fresh : (uint8_t *)1)) {
+        trk_own_note(fresh, LOG_BYTES); /* its block addresses are no roots */
         return fresh;
+    }
     if (fresh) /* another thread mapped it first */
         trk_sys_munmap(fresh, LOG_BYTES);
     return expect == (uint8_t *)1 ? NULL : expect;
@@ -137,6 +140,8 @@ void trk_preinit_replay(struct trk_thread *t)
      * checks for that: every entry that may still be written was claimed
      * by then. One of them unfinished: the writer may still be in it, so
      * the mapping stays. */
-    if (m && all_ready)
+    if (m && all_ready) {
+        trk_own_forget(m);
         trk_sys_munmap(m, LOG_BYTES);
+    }
 }
