@@ -9,6 +9,7 @@ progs/leak_hook_regs.c loses a block on a thread right after malloc
 returned and blocks that thread: it is definitely lost, as valgrind says."""
 
 import os
+import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -42,6 +43,32 @@ def test_hook_leaves_no_pointer_in_registers(env):
     """The blocked thread's registers are roots; what our hook computed is
     not the program's: the block is definitely lost."""
     lc.eq(run_hook_regs(env), HOOK_REG, "block lost right after malloc")
+
+
+def valgrind_classes(env, argv, names):
+    """valgrind's loss records whose stack holds one of names."""
+    cp = env.run_raw([shutil.which("valgrind"), "--leak-check=full", "--show-leak-kinds=all",
+                      "--run-libc-freeres=no"] + argv, timeout=280)
+    got, cur = {}, None
+    for line in cp.stderr.decode(errors="replace").splitlines():
+        m = lc.VG_RECORD.match(line)
+        if m:
+            n = (m.group(2) or m.group(1)) if m.group(1) else m.group(5)
+            cur = (lc.VG_KIND[m.group(4) or m.group(7)], int(n.replace(",", "")),
+                   int((m.group(3) or m.group(6)).replace(",", "")))
+            continue
+        f = lc.VG_FRAME.match(line)
+        if f and cur and f.group(1) in names:
+            got[f.group(1)] = cur
+            cur = None
+    return got
+
+
+def test_valgrind_agrees(env):
+    if not shutil.which("valgrind"):
+        raise Skip("valgrind not installed")
+    lc.eq(valgrind_classes(env, [env.prog("leak_hook_regs")], HOOK_REG), HOOK_REG,
+          "valgrind, block lost right after malloc")
 
 
 def test_same_without_compression_or_own_unwinder(env):
