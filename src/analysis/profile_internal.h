@@ -200,8 +200,8 @@ struct trk_prof_ctx {
     size_t nmappings, mappings_cap;
     uint32_t mapping_free; /* free list head, TRK_PROF_NONE = empty */
 
-    uint64_t live_bytes; /* heap */
-    uint64_t anon_bytes; /* anonymous mappings */
+    uint64_t live_bytes;  /* heap */
+    uint64_t anon_bytes;  /* anonymous mappings */
     uint64_t arena_bytes; /* of them, mappings of pymalloc's arena size */
     uint64_t rss_anon, rss_file;
     uint64_t gen[TRK_SPACE_COUNT]; /* bumped on every new maximum of a space */

@@ -17,6 +17,7 @@
 
 #include "capture/leak_threads.h"
 #include "capture/leakscan.h"
+#include "capture/own_mem.h"
 #include "capture/thread.h"
 
 struct map {
@@ -418,10 +419,18 @@ static void scan_inherited_heap(struct trk_lset *s, const struct maps *ms, const
 
 static char own_bss_probe; /* finds our own bss mapping */
 
-/* The tracker's own memory: its data and bss, thread states and rings, and
- * the scan's own tables. */
+static void excl_own(void *x, uint64_t lo, uint64_t hi)
+{
+    excl_add(x, lo, hi);
+}
+
+/* The tracker's own memory: its data and bss, every range it mapped for
+ * itself (own_mem.h: thread states and rings, intern tables, the writer's
+ * buffers holding copies of block addresses, the unwinder's tables, the
+ * stopped threads' register slots), and the scan's own tables. */
 static void exclude_ours(struct trk_lset *s, struct maps *ms, struct excl *x)
 {
+    trk_own_ranges(excl_own, x);
     struct map *text = map_of(ms, (uint64_t)(uintptr_t)&trk_lroots_scan);
     struct map *bss = map_of(ms, (uint64_t)(uintptr_t)&own_bss_probe);
     for (size_t i = 0; text && i < ms->n; i++) {

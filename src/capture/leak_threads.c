@@ -22,6 +22,7 @@
 #include "capture/events.h"
 #include "capture/leak_threads.h"
 #include "capture/leakscan.h"
+#include "capture/own_mem.h"
 #include "prim/sys.h"
 
 static struct trk_lthread *slots;
@@ -225,6 +226,9 @@ int trk_lthreads_stop(struct trk_lthread **out)
     slots = trk_lmem(len ? len : sizeof(*slots)); /* never freed: a handler may still read it */
     if (!slots)
         return -1;
+    /* Not a root as memory: the stopped threads' registers in it are
+     * marked as such (leak_roots.c), our threads' never. */
+    trk_own_note(slots, len ? len : sizeof(*slots));
     int k = 0;
     for (int i = 0; i < n; i++) {
         if (tids[i] == me)

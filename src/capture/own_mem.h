@@ -50,6 +50,19 @@ static inline size_t trk_own_pages(size_t len)
  * safe) and stops counting them. */
 void trk_own_release(enum trk_own_cat c, void *p, size_t len) TRK_HIDDEN;
 
+/* The registry of the tracker's own mappings, which the exit-time leak
+ * scan leaves out (leak_roots.c): what it holds - copies of block
+ * addresses in the writer's buffers, registers of stopped threads - is not
+ * the program's. trk_own_map notes its ranges itself; code mapping with
+ * trk_sys_mmap directly notes them, and forgets one (by its start) before
+ * unmapping it, lest a later program mapping there be left out. Lock-free
+ * and allocation-free (a full chunk maps the next). trk_own_ranges calls
+ * fn for each range, the registry's own chunks included, and returns how
+ * many ranges could not be registered (no memory). */
+void trk_own_note(const void *p, size_t len) TRK_HIDDEN;
+void trk_own_forget(const void *p) TRK_HIDDEN;
+uint64_t trk_own_ranges(void (*fn)(void *ctx, uint64_t lo, uint64_t hi), void *ctx) TRK_HIDDEN;
+
 /* The END trailer's own-memory fields, in their on-disk order
  * (docs/FORMAT.md): peak total, tables, tables' peak, thread states' bytes
  * and count, Python blocks' bytes and count, writer, table rotations,

@@ -50,8 +50,10 @@ static uint8_t *log_map(void)
         return m == (uint8_t *)1 ? NULL : m;
     uint8_t *fresh = trk_own_map(TRK_OWN_PREINIT, LOG_BYTES);
     uint8_t *expect = NULL;
-    if (atomic_compare_exchange_strong(&log_mem, &expect, fresh ? fresh : (uint8_t *)1))
+    if (atomic_compare_exchange_strong(&log_mem, &expect, fresh ? fresh : (uint8_t *)1)) {
+        trk_own_note(fresh, LOG_BYTES); /* its block addresses are no roots */
         return fresh;
+    }
     if (fresh) /* another thread mapped it first */
         trk_own_unmap(TRK_OWN_PREINIT, fresh, LOG_BYTES);
     return expect == (uint8_t *)1 ? NULL : expect;

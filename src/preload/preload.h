@@ -10,11 +10,12 @@
 #include <stdbool.h>
 
 #include "capture/capture.h"
+#include "prim/base.h"
 #include "prim/guard.h"
 #include "prim/real.h"
 #include "prim/sys.h"
 
-#define TRK_EXPORT __attribute__((visibility("default")))
+/* TRK_EXPORT (the hooks' attribute) is prim/base.h's. */
 
 /* Says once on stderr when an allocator whose own entry points are not
  * hooked is loaded (hooks_cxx.c): in the whole process when handle is NULL,
