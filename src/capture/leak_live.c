@@ -34,15 +34,24 @@ void trk_lmem_free(void *p, size_t len)
     trk_own_unmap(TRK_OWN_LEAKSCAN, p, len);
 }
 
-/* addr -> the latest event at it. */
+/* addr -> the latest event at it: 24 bytes, the live bit in seq's top bit
+ * (a global event count never reaches 2^63). */
 struct ent {
-    uint64_t addr, seq, size;
-    uint64_t live;
+    uint64_t addr, seqlive, size;
 };
 
+#define LIVE_BIT (1ull << 63)
+
+/* wm: the latest WATERMARK read (docs/FORMAT.md §2): every event not read
+ * yet has seq >= wm. A FREE entry below it can no longer hide an older event
+ * (none is left to read) and only says "not live", as no entry does: it is
+ * dropped at the next rehash. Without that the table held every address the
+ * program ever used (128 MiB for `import torch`) instead of those live or
+ * freed since the last watermark (~10 ms). */
 struct table {
     struct ent *v;
-    size_t cap, n; /* cap a power of two, n < cap / 2 */
+    size_t cap, n; /* cap a power of two, n <= cap * 3 / 4 */
+    uint64_t wm;
 };
 
 static inline size_t slot_of(uint64_t a, size_t mask)
@@ -50,15 +59,28 @@ static inline size_t slot_of(uint64_t a, size_t mask)
     return (size_t)((a >> 4) * 0x9E3779B97F4A7C15ull >> 20) & mask;
 }
 
-static int table_grow(struct table *t)
+static inline int ent_keep(const struct ent *e, uint64_t wm)
 {
-    size_t nc = t->cap ? t->cap * 2 : (1u << 12);
+    return e->addr && ((e->seqlive & LIVE_BIT) || e->seqlive >= wm);
+}
+
+/* Rehash into a table sized for the entries still needed: at most 3/8 full
+ * after it, so the next rehash is at least as many inserts away (amortized
+ * O(1) a put); it may shrink. */
+static int table_rehash(struct table *t)
+{
+    size_t keep = 0;
+    for (size_t i = 0; i < t->cap; i++)
+        keep += ent_keep(&t->v[i], t->wm);
+    size_t nc = 1u << 12;
+    while ((keep + 1) * 8 > nc * 3)
+        nc *= 2;
     struct ent *nv = trk_lmem(nc * sizeof(*nv));
     if (!nv)
         return -1;
     for (size_t i = 0; i < t->cap; i++) {
         struct ent *e = &t->v[i];
-        if (!e->addr)
+        if (!ent_keep(e, t->wm))
             continue;
         size_t k = slot_of(e->addr, nc - 1);
         while (nv[k].addr)
@@ -68,6 +90,7 @@ static int table_grow(struct table *t)
     trk_lmem_free(t->v, t->cap * sizeof(*t->v));
     t->v = nv;
     t->cap = nc;
+    t->n = keep;
     return 0;
 }
 
@@ -75,7 +98,7 @@ static int table_put(struct table *t, uint64_t addr, uint64_t seq, int live, uin
 {
     if (!addr)
         return 0;
-    if ((t->n + 1) * 2 > t->cap && table_grow(t))
+    if ((t->n + 1) * 4 > t->cap * 3 && table_rehash(t))
         return -1;
     size_t k = slot_of(addr, t->cap - 1);
     while (t->v[k].addr && t->v[k].addr != addr)
@@ -84,11 +107,10 @@ static int table_put(struct table *t, uint64_t addr, uint64_t seq, int live, uin
     if (!e->addr) {
         t->n++;
         e->addr = addr;
-    } else if (e->seq > seq) {
+    } else if ((e->seqlive & ~LIVE_BIT) > seq) {
         return 0; /* a later event of another stream already decided it */
     }
-    e->seq = seq;
-    e->live = (uint64_t)live;
+    e->seqlive = seq | (live ? LIVE_BIT : 0);
     e->size = size;
     return 0;
 }
@@ -157,9 +179,28 @@ static int read_at(int fd, void *buf, size_t len, uint64_t off)
     return 0;
 }
 
+/* Sized to the largest chunk read so far, not to the format's bound
+ * (16 MiB each): pieces are usually far smaller. */
 struct bufs {
     uint8_t *stored, *raw;
+    size_t stored_cap, raw_cap;
 };
+
+static int buf_fit(uint8_t **p, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap : (64u << 10);
+    while (nc < need)
+        nc *= 2;
+    uint8_t *nv = trk_lmem(nc);
+    if (!nv)
+        return -1;
+    trk_lmem_free(*p, *cap);
+    *p = nv;
+    *cap = nc;
+    return 0;
+}
 
 #define STORED_MAX (TRK_CHUNK_RAW_MAX + TRK_CHUNK_RAW_MAX / 255 + 16)
 
@@ -230,8 +271,11 @@ static int read_chunks(int fd, struct table *t, struct streams *ss, struct bufs 
             return -1;
         uint32_t stored = trk_get_le32(h + 12), raw = trk_get_le32(h + 16);
         off += TRK_CHUNK_HEAD;
+        if (h[4] == TRK_CHUNK_WATERMARK && trk_get_le64(h + 24) > t->wm)
+            t->wm = trk_get_le64(h + 24);
         if (h[4] == TRK_CHUNK_DATA) {
             if (stored > STORED_MAX || raw > TRK_CHUNK_RAW_MAX ||
+                buf_fit(&b->stored, &b->stored_cap, stored) || buf_fit(&b->raw, &b->raw_cap, raw) ||
                 read_at(fd, b->stored, stored, off))
                 return -1;
             const uint8_t *piece = b->stored;
@@ -334,7 +378,7 @@ static int collect(struct trk_lset *s, const struct table *t)
 {
     size_t n = 0;
     for (size_t i = 0; i < t->cap; i++)
-        n += t->v[i].addr && t->v[i].live;
+        n += t->v[i].addr && (t->v[i].seqlive & LIVE_BIT);
     s->map_len = (n ? n : 1) * sizeof(*s->v);
     s->stack_len = (2 * n + 1) * sizeof(*s->stack); /* leak_mark.c: 2 pushes a block */
     s->v = trk_lmem(s->map_len);
@@ -343,7 +387,7 @@ static int collect(struct trk_lset *s, const struct table *t)
         return -1;
     for (size_t i = 0; i < t->cap; i++) {
         const struct ent *e = &t->v[i];
-        if (e->addr && e->live)
+        if (e->addr && (e->seqlive & LIVE_BIT))
             s->v[s->n++] = (struct trk_lblock){.addr = e->addr, .size = e->size};
     }
     if (sort_blocks(s->v, s->n))
@@ -370,13 +414,13 @@ int trk_lset_load(struct trk_lset *s, int fd)
         return -1;
     struct table t = {0};
     struct streams ss = {0};
-    struct bufs b = {trk_lmem(STORED_MAX), trk_lmem(TRK_CHUNK_RAW_MAX)};
+    struct bufs b = {0};
     int rc = -1;
-    if (b.stored && b.raw && table_grow(&t) == 0 && read_chunks(rfd, &t, &ss, &b) == 0)
+    if (table_rehash(&t) == 0 && read_chunks(rfd, &t, &ss, &b) == 0)
         rc = collect(s, &t);
     syscall(SYS_close, rfd);
-    trk_lmem_free(b.stored, STORED_MAX);
-    trk_lmem_free(b.raw, TRK_CHUNK_RAW_MAX);
+    trk_lmem_free(b.stored, b.stored_cap);
+    trk_lmem_free(b.raw, b.raw_cap);
     trk_lmem_free(t.v, t.cap * sizeof(*t.v));
     trk_lmem_free(ss.v, ss.cap * sizeof(*ss.v));
     if (rc)
