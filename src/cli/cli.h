@@ -204,6 +204,10 @@ int trk_cli_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
  * "iB" after it. Returns 0, or -1 when s is not such a size or overflows. */
 int trk_cli_parse_size(const char *s, uint64_t *out);
 
+/* Parses option opt's list of leak kinds (trk_leak_kinds_parse) into *out;
+ * -1 with the one message every command gives when it is not one. */
+int trk_cli_leak_kinds(const char *opt, const char *v, unsigned *out, char *err, size_t errlen);
+
 /* Finds libtracker.so (see find_lib.c for the order). Returns 0 with an
  * absolute path in buf, or -1 with a message in buf. */
 int trk_find_lib(char *buf, size_t len);

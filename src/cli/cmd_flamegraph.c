@@ -42,13 +42,7 @@ static int max_mb(void *base, const char *v, char *err, size_t errlen)
 static int kinds(void *base, const char *v, char *err, size_t errlen)
 {
     struct opts *o = base;
-    if (trk_leak_kinds_parse(v, &o->fo.leak_kinds) == 0)
-        return 0;
-    snprintf(err, errlen,
-             "--kinds needs a list of definite, indirect, possible, reachable,\n"
-             "unclassified, all; not '%s'",
-             v);
-    return -1;
+    return trk_cli_leak_kinds("--kinds", v, &o->fo.leak_kinds, err, errlen);
 }
 
 static const struct trk_cli_opt opts[] = {

@@ -49,26 +49,14 @@ static int kinds(void *base, const char *v, char *err, size_t errlen)
 {
     struct leaks *l = base;
     l->kinds_set = true;
-    if (trk_leak_kinds_parse(v, &l->kinds) == 0)
-        return 0;
-    snprintf(err, errlen,
-             "--kinds needs a list of definite, indirect, possible, reachable,\n"
-             "unclassified, all, none; not '%s'",
-             v);
-    return -1;
+    return trk_cli_leak_kinds("--kinds", v, &l->kinds, err, errlen);
 }
 
 static int fail_kinds(void *base, const char *v, char *err, size_t errlen)
 {
     struct leaks *l = base;
     l->fail_kinds_set = true;
-    if (trk_leak_kinds_parse(v, &l->fail_kinds) == 0)
-        return 0;
-    snprintf(err, errlen,
-             "--fail-on-kinds needs a list of definite, indirect, possible,\n"
-             "reachable, unclassified, all, none; not '%s'",
-             v);
-    return -1;
+    return trk_cli_leak_kinds("--fail-on-kinds", v, &l->fail_kinds, err, errlen);
 }
 
 static const struct trk_cli_opt opts[] = {

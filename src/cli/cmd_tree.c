@@ -19,13 +19,7 @@ struct tree {
 static int kinds(void *base, const char *v, char *err, size_t errlen)
 {
     struct tree *t = base;
-    if (trk_leak_kinds_parse(v, &t->t.leak_kinds) == 0)
-        return 0;
-    snprintf(err, errlen,
-             "--kinds needs a list of definite, indirect, possible, reachable,\n"
-             "unclassified, all; not '%s'",
-             v);
-    return -1;
+    return trk_cli_leak_kinds("--kinds", v, &t->t.leak_kinds, err, errlen);
 }
 
 static const struct trk_cli_opt opts[] = {

@@ -31,6 +31,17 @@ int trk_cli_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
     return 0;
 }
 
+int trk_cli_leak_kinds(const char *opt, const char *v, unsigned *out, char *err, size_t errlen)
+{
+    if (trk_leak_kinds_parse(v, out) == 0)
+        return 0;
+    snprintf(err, errlen,
+             "%s needs a list of definite, indirect, possible, reachable,\n"
+             "unclassified, all, none; not '%s'",
+             opt, v);
+    return -1;
+}
+
 int trk_cli_parse_size(const char *s, uint64_t *out)
 {
     if (!s || *s < '0' || *s > '9')
