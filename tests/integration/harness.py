@@ -118,6 +118,17 @@ class Env:
         return self.stats(out), values
 
 
+def sanitized(path):
+    """Whether the binary at path was built with AddressSanitizer (the
+    sanitized build's CLI and examples: their runtime must come first in a
+    process, and it changes what their children start with)."""
+    try:
+        with open(path, "rb") as f:
+            return b"__asan_init" in f.read()
+    except OSError:
+        return False
+
+
 def kv(stdout):
     """Parses the key=value lines the test programs print."""
     values = {}
