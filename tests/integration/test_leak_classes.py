@@ -193,6 +193,22 @@ def test_fork_child_leak(env):
     tracker(env, ["leaks", "--no-progress", "--all", "--fail-on-leak", out], 1)
 
 
+def test_sampled_capture_same_classes(env):
+    """--sample-bytes records every event but writes call-site STACK
+    records: the exit scan, reading that capture back, must class every
+    block as it does from a full one (the scan skips STACK records itself
+    and decodes format 4's compact ALLOC/FREE directly, leak_live.c)."""
+    if os.uname().machine != "x86_64":
+        raise Skip("the register scenario is x86-64 assembly")
+    _, out, _ = env.run([env.prog("leak_classes")], env={"TRACKER_SAMPLE_BYTES": "524288"})
+    every = leaks_json(env, ["--kinds", "all", "-n", "0", out])
+    eq(by_function(every), EXPECT, "sampled: class, bytes and blocks per scenario")
+    s = summary(every)
+    eq_all([((s["definite"]["bytes"], s["definite"]["count"]), DEFINITE, "sampled: definite"),
+            ((s["indirect"]["bytes"], s["indirect"]["count"]), INDIRECT, "sampled: indirect"),
+            (s["unclassified"]["count"], 0, "sampled: blocks not classified")])
+
+
 def test_scan_off_keeps_old_behaviour(env):
     _, out, _ = env.run([env.prog("leak_classes")], env={"TRACKER_LEAK_SCAN": "0"})
     every = leaks_json(env, ["-n", "0", out])
