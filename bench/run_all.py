@@ -30,7 +30,6 @@ import glob
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -40,22 +39,10 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import run_bench  # noqa: E402  (allocbench timing: run_one, env_info)
 import run_python_bench  # noqa: E402  (any command: run_one with GNU time)
+from run_python_bench import fmt, med, ratio  # noqa: E402  (the tables' shared helpers)
 
 SECTIONS = ("allocbench", "callgrind", "torch", "python")
 SAMPLE = ["--sample-bytes", "524288"]
-
-
-def med(vals):
-    vals = [v for v in vals if v is not None]
-    return statistics.median(vals) if vals else None
-
-
-def fmt(v, spec):
-    return "-" if v is None else format(v, spec)
-
-
-def ratio(a, b):
-    return a / b if a is not None and b else None
 
 
 def log(msg):
