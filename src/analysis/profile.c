@@ -391,27 +391,6 @@ static void anon_sub(struct trk_prof_ctx *c, const uint64_t removed[TRK_ATTR_COU
     c->drv_mapped = trk_prof_sub_sat(c->drv_mapped, removed[TRK_ATTR_HIDDEN]);
 }
 
-/* pymalloc maps its arenas one at a time, each of one size (CPython's
- * Objects/obmalloc.c ARENA_SIZE); the version is known once PY_INFO came,
- * which the tracker writes before the interpreter's first arena. */
-static uint64_t arena_size(const struct trk_stats *st)
-{
-    return st->python_version && st->python_version < 0x030a0000 ? 256u << 10 : 1u << 20;
-}
-
-static void arenas_add(struct trk_prof_ctx *c, uint64_t len, int sign)
-{
-    if (!c->st->python || len != arena_size(c->st))
-        return;
-    if (sign > 0) {
-        c->arena_bytes += len;
-        if (c->arena_bytes > c->st->py_arena_peak_bytes)
-            c->st->py_arena_peak_bytes = c->arena_bytes;
-    } else if (c->arena_bytes >= len) {
-        c->arena_bytes -= len;
-    }
-}
-
 /* Maps [addr, end) with attr; anonymous ranges are charged to the site of
  * (stack, thread of e) as one new mapping. */
 static void map_insert(struct trk_prof_ctx *c, const struct trk_event *e, uint64_t end,
@@ -461,7 +440,7 @@ static void map_insert(struct trk_prof_ctx *c, const struct trk_event *e, uint64
     if (drv)
         driver_mapped_add(c, len);
     else
-        arenas_add(c, len, 1);
+        trk_prof_py_arenas(c, len, 1);
     if (c->anon_bytes > c->st->mmap_peak_bytes) {
         c->st->mmap_peak_bytes = c->anon_bytes;
         new_max(c, TRK_SPACE_MMAP, rel);
@@ -479,7 +458,7 @@ static void on_munmap(struct trk_prof_ctx *c, const struct trk_event *e)
         c->oom = true;
     anon_sub(c, removed);
     if (removed[TRK_ATTR_ANON])
-        arenas_add(c, e->size, -1); /* pymalloc frees an arena whole */
+        trk_prof_py_arenas(c, e->size, -1); /* pymalloc frees an arena whole */
 }
 
 static void on_remap_old(struct trk_prof_ctx *c, const struct trk_event *e)

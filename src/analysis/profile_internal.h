@@ -306,6 +306,9 @@ void trk_prof_key_resolve(const struct trk_prof_ctx *c, uint32_t key, uint32_t *
 /* Moves the import chains into c->p. Returns 0 or -1 (out of memory). */
 int trk_prof_py_export(struct trk_prof_ctx *c);
 void trk_prof_py_free(struct trk_prof_ctx *c);
+/* An anonymous mapping of len bytes made (sign 1) or unmapped (-1): counted
+ * in trk_stats.py_arena_peak_bytes when it has pymalloc's arena size. */
+void trk_prof_py_arenas(struct trk_prof_ctx *c, uint64_t len, int sign);
 
 /* ---- profile_led.c ---------------------------------------------------------- */
 

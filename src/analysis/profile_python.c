@@ -255,3 +255,24 @@ void trk_prof_py_free(struct trk_prof_ctx *c)
     free(py->key_index);
     memset(py, 0, sizeof(*py));
 }
+
+/* pymalloc maps its arenas one at a time, each of one size (CPython's
+ * Objects/obmalloc.c ARENA_SIZE); the version is known once PY_INFO came,
+ * which the tracker writes before the interpreter's first arena. */
+static uint64_t arena_size(const struct trk_stats *st)
+{
+    return st->python_version && st->python_version < 0x030a0000 ? 256u << 10 : 1u << 20;
+}
+
+void trk_prof_py_arenas(struct trk_prof_ctx *c, uint64_t len, int sign)
+{
+    if (!c->st->python || len != arena_size(c->st))
+        return;
+    if (sign > 0) {
+        c->arena_bytes += len;
+        if (c->arena_bytes > c->st->py_arena_peak_bytes)
+            c->st->py_arena_peak_bytes = c->arena_bytes;
+    } else if (c->arena_bytes >= len) {
+        c->arena_bytes -= len;
+    }
+}
