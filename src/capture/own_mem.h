@@ -23,7 +23,7 @@ enum trk_own_cat {
     TRK_OWN_THREADS,  /* per-thread capture states with their rings */
     TRK_OWN_PYTHON,   /* Python's per-thread frame blocks */
     TRK_OWN_WRITER,   /* the writer's staging and compression buffers */
-    TRK_OWN_UNWIND,   /* the own unwinder's rule cache, module table, check scratch */
+    TRK_OWN_UNWIND,   /* the own unwinder's rule cache, module table, walk memos, check scratch */
     TRK_OWN_LEAKSCAN, /* the leak scan's working memory at exit (given back after) */
     TRK_OWN_PREINIT,  /* the log of calls made before the constructor (preinit.c) */
     TRK_OWN_SAMPLE,   /* per-thread call-site memos of --sample-bytes (static TLS) */

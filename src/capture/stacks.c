@@ -240,8 +240,11 @@ int trk_stack_unwind_raw(uintptr_t *ips, int max)
 static int unwind_at(struct trk_thread *t, int max, uintptr_t ra, uintptr_t fp)
 {
     if (TRK_LIKELY(trk_unwind_own)) {
-        int n = fp ? trk_unwind_fast_fp(t->ips, max, trk_self_lo, trk_self_hi, ra, fp)
-                   : trk_unwind_fast(t->ips, max, trk_self_lo, trk_self_hi);
+        if (TRK_UNLIKELY(!t->unwind_memo))
+            t->unwind_memo = trk_unwind_memo_new(); /* NULL: walks without */
+        struct trk_unwind_memo *m = t->unwind_memo;
+        int n = fp ? trk_unwind_fast_fp(m, t->ips, max, trk_self_lo, trk_self_hi, ra, fp)
+                   : trk_unwind_fast(m, t->ips, max, trk_self_lo, trk_self_hi);
         if (TRK_LIKELY(n >= 0)) {
             if (TRK_UNLIKELY(trk_unwind_check_due())) {
                 uintptr_t *ref = trk_unwind_check_buf();
@@ -278,7 +281,19 @@ uint32_t trk_stack_from(struct trk_thread *t, uintptr_t ra, uintptr_t fp)
         if (p(t, &id))
             return id;
     }
-    return trk_stack_intern(t, t->ips, unwind_at(t, trk_cfg.depth, ra, fp));
+    int n = unwind_at(t, trk_cfg.depth, ra, fp);
+    /* A walk the memo gave whole from one entry has that entry's frames,
+     * so the id found for them last time (unwind.h): no hash, no lookup. */
+    struct trk_memo_id *mi = t->unwind_memo ? trk_unwind_memo_last(t->unwind_memo) : NULL;
+    if (mi && mi->id && mi->epoch == t->cache_epoch && mi->n == n)
+        return mi->id;
+    uint32_t id = trk_stack_intern(t, t->ips, n);
+    if (mi) {
+        mi->id = id;
+        mi->epoch = t->cache_epoch;
+        mi->n = (uint16_t)n;
+    }
+    return id;
 }
 
 /* libunwind sets up its per-thread state on first use, and that may

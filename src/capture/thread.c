@@ -19,6 +19,7 @@
 #include "capture/own_mem.h"
 #include "capture/sample.h"
 #include "capture/stacks.h"
+#include "capture/unwind.h"
 #include "prim/sys.h"
 
 __thread struct trk_thread *trk_tl_thread TRK_TLS;
@@ -193,6 +194,8 @@ void trk_thread_release_pages(struct trk_thread *t)
     if (hi > lo)
         syscall(SYS_madvise, (void *)lo, hi - lo, MADV_DONTNEED);
     syscall(SYS_madvise, t->ring, (size_t)t->ring_mask + 1, MADV_DONTNEED);
+    if (t->unwind_memo) /* zeros: an empty memo */
+        syscall(SYS_madvise, t->unwind_memo, trk_unwind_memo_size(), MADV_DONTNEED);
 }
 
 pid_t trk_thread_tid_of(pthread_t th)

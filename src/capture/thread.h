@@ -100,6 +100,9 @@ struct trk_thread {
      * in a Python process): opaque here, kept with the state so that it is
      * recycled with it, never while a thread still uses it. */
     void *provider_block;
+    /* The own unwinder's walk memo (unwind.c), mapped on the first walk;
+     * after provider_block, so that it too outlives a page release. */
+    struct trk_unwind_memo *unwind_memo;
 };
 
 /* The re-entry guard (trk_tl_guard, its states and its one contract) is

@@ -152,8 +152,14 @@ __attribute__((noinline)) static uint64_t rule_get_slow(uintptr_t pc)
     return rule_fill(NULL, pc);
 }
 
+static _Atomic uint32_t memo_gen;
+
 void trk_unwind_forget_range(uintptr_t lo, uintptr_t hi)
 {
+    /* Every memoized walk may have used these rules (see walk_memo). Once
+     * before, once after: a walk that began in between, and may have read
+     * a rule being cleared, is left with a generation no longer current. */
+    atomic_fetch_add_explicit(&memo_gen, 1, memory_order_release);
     struct rc_table *t = atomic_load(&rct);
     if (!t)
         return;
@@ -162,6 +168,7 @@ void trk_unwind_forget_range(uintptr_t lo, uintptr_t hi)
         if (k - lo < hi - lo)
             atomic_store_explicit(&t->e[i].val, 0, memory_order_relaxed);
     }
+    atomic_fetch_add_explicit(&memo_gen, 1, memory_order_release);
 }
 
 /* ---- The walk -------------------------------------------------------------- */
@@ -216,27 +223,356 @@ static inline int walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, int n, uintptr_
     }
 }
 
-__attribute__((noinline)) int trk_unwind_fast(uintptr_t *ips, int max, uintptr_t skip_lo,
-                                              uintptr_t skip_hi)
+/* ---- Walk memo --------------------------------------------------------------
+ *
+ * A walk is a pure function of its start state (pc, rsp, rbp), of the rules
+ * (fixed while memo_gen is: trk_unwind_forget_range bumps it), and of the
+ * stack words it reads: each frame's return address at CFA-8 and, where the
+ * frame saved rbp, that slot. So a walk from a state a recorded walk started
+ * from, which finds the same word at every address that walk read, gives
+ * that walk's frames. The replay compares those words in order instead of
+ * finding and applying a rule per frame; each address it reads follows from
+ * the words already found equal, so it reads exactly what the walk would,
+ * and cannot fault where the walk would not. Where a word differs, the state
+ * at that frame is still the recorded one: the walk goes on from there and
+ * records the rest over the entry.
+ *
+ * Per thread (a signal handler that allocates mid-walk finds the memo busy
+ * and walks plainly): MEMO_WAYS entries direct-mapped by start state, of
+ * MEMO_LEVELS frames each; a longer walk chains into the entry of the state
+ * where the previous one ends, so a deep stack is a few entries. */
+#define MEMO_WAYS   64
+#define MEMO_LEVELS 24
+struct memo_lvl {
+    uintptr_t cfa, ra;
+};
+struct memo_ent {
+    uintptr_t pc0, sp0, bp0;
+    uint32_t gen;
+    uint16_t nlev;         /* levels recorded; 0: empty */
+    uint8_t needs_bp;      /* a rule reads bp0 before any frame restores rbp */
+    uint8_t ended;         /* the walk returned after nlev levels (a LAST rule) */
+    uint8_t head;          /* leading levels in the skipped range (our frames) */
+    uint8_t plain;         /* none skipped after those: the fast replay applies */
+    uint8_t nout;          /* addresses the levels give */
+    uint8_t nchk;          /* saved-rbp words the fast replay compares, in chk */
+    uint32_t usebp;        /* bit i: level i's rule reads rbp */
+    uint32_t used;         /* memo_find's clock when last found or claimed */
+    struct trk_memo_id id; /* stacks.c's, for a walk this entry gives whole */
+    uintptr_t bp_end;      /* rbp after the last level (the last one read) */
+    struct memo_lvl lv[MEMO_LEVELS];
+    uintptr_t bpv[MEMO_LEVELS]; /* the saved rbp read at cfa[-slot] */
+    uint16_t slot[MEMO_LEVELS]; /* 0: the frame did not save rbp */
+    /* The saved-rbp words whose value a later rule reads (and the last
+     * one, which the walk carries on with): a word that is read and then
+     * overwritten by the next frame's before any rule uses it cannot
+     * change the walk, and in code without frame pointers, where rbp is a
+     * saved general register, it differs from call to call. */
+    struct {
+        uintptr_t addr, val;
+    } chk[MEMO_LEVELS];
+};
+_Static_assert(MEMO_LEVELS <= 32, "slots is a 32-bit mask");
+struct trk_unwind_memo {
+    int busy;
+    uint32_t clock;        /* memo_find's: which way was used last */
+    struct memo_ent *last; /* the entry that gave the last walk whole */
+    struct memo_ent e[MEMO_WAYS];
+};
+
+struct trk_memo_id *trk_unwind_memo_last(struct trk_unwind_memo *m)
+{
+    return m->last ? &m->last->id : NULL;
+}
+
+size_t trk_unwind_memo_size(void)
+{
+    return sizeof(struct trk_unwind_memo);
+}
+
+struct trk_unwind_memo *trk_unwind_memo_new(void)
+{
+    return trk_own_map(TRK_OWN_UNWIND, sizeof(struct trk_unwind_memo));
+}
+
+/* Two ways a set: with one, two start states that hash alike (a dozen in
+ * a loop is common) evict each other on every walk. */
+static inline int memo_key_is(const struct memo_ent *e, uintptr_t pc, uintptr_t sp, uintptr_t bp,
+                              uint32_t gen)
+{
+    return e->nlev && e->pc0 == pc && e->sp0 == sp && e->gen == gen &&
+           (!e->needs_bp || e->bp0 == bp);
+}
+
+/* The entry for a start state: the one holding it, or the way to record
+ * it in (the one used longer ago). */
+static inline struct memo_ent *memo_find(struct trk_unwind_memo *m, uintptr_t pc, uintptr_t sp,
+                                         uintptr_t bp, uint32_t gen, int *hit)
+{
+    uint64_t h = ((uint64_t)pc ^ ((uint64_t)sp << 17)) * 0x9E3779B97F4A7C15ULL;
+    struct memo_ent *e = &m->e[(h >> (64 - 5)) * 2];
+    uint32_t now = ++m->clock;
+    for (int w = 0; w < 2; w++)
+        if (memo_key_is(&e[w], pc, sp, bp, gen)) {
+            e[w].used = now;
+            *hit = 1;
+            return &e[w];
+        }
+    *hit = 0;
+    struct memo_ent *v = (int32_t)(e[0].used - e[1].used) <= 0 ? &e[0] : &e[1];
+    v->used = now;
+    return v;
+}
+_Static_assert(MEMO_WAYS == 64, "memo_find takes 5 bits: 32 sets of 2");
+
+/* Makes levels [0, nlev) of a recorded entry valid, with what the fast
+ * replay needs to know about them. */
+static void memo_finish(struct memo_ent *e, unsigned nlev, int ended, uintptr_t skip_lo,
+                        uintptr_t span)
+{
+    unsigned h = 0, nout = 0, nchk = 0;
+    while (h < nlev && e->lv[h].ra >= 0x4000 && e->lv[h].ra - skip_lo < span)
+        h++;
+    e->plain = 1;
+    for (unsigned i = 0; i < nlev; i++) {
+        uintptr_t ra = e->lv[i].ra;
+        if (i < h || ra < 0x4000) /* the low one is the last: the walk ends there */
+            continue;
+        if (ra - skip_lo < span)
+            e->plain = 0;
+        nout++;
+    }
+    /* liveness of rbp, from the end back: after the last level it is
+     * live (the walk may go on with it) */
+    int live = 1;
+    for (unsigned i = nlev; i-- > 0;) {
+        if (e->slot[i]) {
+            if (live) {
+                e->chk[nchk].addr = e->lv[i].cfa - 8u * e->slot[i];
+                e->chk[nchk].val = e->bpv[i];
+                nchk++;
+            }
+            live = 0;
+        }
+        live |= (e->usebp >> i) & 1;
+    }
+    e->bp_end = 0;
+    for (unsigned i = nlev; i-- > 0;)
+        if (e->slot[i]) {
+            e->bp_end = e->bpv[i];
+            break;
+        }
+    e->nchk = (uint8_t)nchk;
+    e->head = (uint8_t)h;
+    e->nout = (uint8_t)nout;
+    e->ended = (uint8_t)ended;
+    e->nlev = (uint16_t)nlev;
+}
+
+/* Every level of e reads as recorded: one load and compare a frame (and
+ * one a live saved rbp), its address stored at once (ips has room for
+ * max + 32, and the count is cut to max after). 0 at the first
+ * difference. */
+static inline int memo_fast(const struct memo_ent *e, uintptr_t *ips, int n)
+{
+    const struct memo_lvl *l = e->lv;
+    unsigned nl = e->nlev, h = e->head, i = 0;
+    for (; i < h; i++)
+        if (((const uintptr_t *)l[i].cfa)[-1] != l[i].ra)
+            return 0;
+    uintptr_t *o = ips + n - h;
+    for (; i < nl; i++) {
+        uintptr_t ra = l[i].ra;
+        if (((const uintptr_t *)l[i].cfa)[-1] != ra)
+            return 0;
+        o[i] = ra;
+    }
+    for (unsigned k = 0, nk = e->nchk; k < nk; k++)
+        if (*(const uintptr_t *)e->chk[k].addr != e->chk[k].val)
+            return 0;
+    return 1;
+}
+
+/* walk() with the memo: the same frames, the same -1 cases. */
+static int walk_memo(struct trk_unwind_memo *m, uintptr_t pc, uintptr_t sp, uintptr_t bp, int n,
+                     uintptr_t *ips, int max, uintptr_t skip_lo, uintptr_t skip_hi)
+{
+    struct rc_table *t = atomic_load_explicit(&rct, memory_order_acquire);
+    const struct rc_ent *tab = t->e;
+    unsigned shift = 64 - t->bits;
+    uintptr_t span = skip_hi - skip_lo;
+    int skipped = 0;
+    uint32_t gen = atomic_load_explicit(&memo_gen, memory_order_acquire);
+    int first = 1;
+    m->last = NULL;
+    for (;; first = 0) {
+        int hit;
+        struct memo_ent *e = memo_find(m, pc, sp, bp, gen, &hit);
+        uintptr_t bp0 = bp;
+        int reloaded = 0;
+        unsigned i = 0;
+        if (hit) {
+            if (TRK_LIKELY(e->plain && skipped + e->head <= 64 && memo_fast(e, ips, n))) {
+                const struct memo_lvl *l = &e->lv[e->nlev - 1];
+                n += e->nout;
+                if (n >= max || e->ended || l->ra < 0x4000) {
+                    if (first)
+                        m->last = e;
+                    return n >= max ? max : n;
+                }
+                skipped += e->head;
+                if (e->nchk)
+                    bp = e->bp_end;
+                sp = l->cfa;
+                pc = l->ra - 1;
+                continue;
+            }
+            /* frame by frame, as the walk goes, up to the first difference */
+            for (; i < e->nlev; i++) {
+                const struct memo_lvl *l = &e->lv[i];
+                const uintptr_t *c = (const uintptr_t *)l->cfa;
+                if (c[-1] != l->ra)
+                    break;
+                if (e->slot[i]) {
+                    if (c[-(intptr_t)e->slot[i]] != e->bpv[i])
+                        break;
+                    bp = e->bpv[i];
+                    reloaded = 1;
+                }
+                sp = l->cfa;
+                uintptr_t ra = l->ra;
+                if (ra < 0x4000)
+                    return n;
+                if (TRK_LIKELY(ra - skip_lo >= span)) {
+                    ips[n++] = ra;
+                    if (n == max)
+                        return n;
+                } else if (++skipped > 64) {
+                    return -1;
+                }
+                pc = ra - 1;
+            }
+            if (i == e->nlev) {
+                if (e->ended)
+                    return n;
+                continue;
+            }
+            /* levels [0, i) stay; the walk records the rest from here */
+        } else {
+            e->pc0 = pc;
+            e->sp0 = sp;
+            e->gen = gen;
+            e->needs_bp = 0;
+        }
+        e->usebp &= (1u << i) - 1u; /* i < 32 here */
+        e->id.id = 0;               /* stacks.c's id was for the frames replaced now */
+        e->bp0 = bp0;
+        e->nlev = 0;
+        for (;; i++) {
+            if (i == MEMO_LEVELS) {
+                memo_finish(e, i, 0, skip_lo, span);
+                break; /* on in the entry of this state */
+            }
+            const struct rc_ent *re = &tab[(pc * 0x9E3779B97F4A7C15ULL) >> shift];
+            uint64_t rule = atomic_load_explicit(&re->val, memory_order_relaxed);
+            if (TRK_UNLIKELY(atomic_load_explicit(&re->key, memory_order_relaxed) != pc ||
+                             rule == 0)) {
+                rule = rule_get_slow(pc);
+                t = atomic_load_explicit(&rct, memory_order_acquire);
+                tab = t->e;
+                shift = 64 - t->bits;
+            }
+            int use_bp = (rule & (1u << 18)) != 0;
+            if (use_bp) {
+                e->usebp |= 1u << i;
+                if (!reloaded)
+                    e->needs_bp = 1;
+            }
+            uintptr_t cfa = (use_bp ? bp : sp) + (uintptr_t)(intptr_t)(int32_t)(rule >> 32);
+            if (TRK_UNLIKELY(cfa - sp - 1 >= (1u << 28))) {
+                if (trk_ur_kind(rule) != TRK_UR_LAST)
+                    return -1; /* nlev 0: the entry stays empty */
+                if (i) {
+                    memo_finish(e, i, 1, skip_lo, span);
+                    if (first)
+                        m->last = e;
+                }
+                return n;
+            }
+            uintptr_t ra = ((const uintptr_t *)cfa)[-1];
+            unsigned slot = (unsigned)(rule >> 19) & 0x1fff;
+            e->lv[i].cfa = cfa;
+            e->lv[i].ra = ra;
+            e->slot[i] = (uint16_t)slot;
+            if (slot) {
+                bp = ((const uintptr_t *)cfa)[-(intptr_t)slot];
+                e->bpv[i] = bp;
+                reloaded = 1;
+            }
+            sp = cfa;
+            if (TRK_UNLIKELY(ra < 0x4000)) {
+                memo_finish(e, i + 1, 0, skip_lo, span);
+                if (first)
+                    m->last = e;
+                return n;
+            }
+            if (TRK_LIKELY(ra - skip_lo >= span)) {
+                ips[n++] = ra;
+                if (n == max) {
+                    memo_finish(e, i + 1, 0, skip_lo, span);
+                    if (first)
+                        m->last = e;
+                    return n;
+                }
+            } else if (++skipped > 64) {
+                return -1;
+            }
+            pc = ra - 1;
+        }
+    }
+}
+
+/* The memo when this thread has one and is not already walking with it. */
+static int walk_any(struct trk_unwind_memo *m, uintptr_t pc, uintptr_t sp, uintptr_t bp, int n,
+                    uintptr_t *ips, int max, uintptr_t skip_lo, uintptr_t skip_hi)
+{
+    if (!m)
+        return walk(pc, sp, bp, n, ips, max, skip_lo, skip_hi);
+    if (m->busy) {
+        m->last = NULL; /* not this walk's */
+        return walk(pc, sp, bp, n, ips, max, skip_lo, skip_hi);
+    }
+    m->busy = 1;
+    atomic_signal_fence(memory_order_seq_cst);
+    int r = walk_memo(m, pc, sp, bp, n, ips, max, skip_lo, skip_hi);
+    atomic_signal_fence(memory_order_seq_cst);
+    m->busy = 0;
+    return r;
+}
+
+__attribute__((noinline)) int trk_unwind_fast(struct trk_unwind_memo *m, uintptr_t *ips, int max,
+                                              uintptr_t skip_lo, uintptr_t skip_hi)
 {
     uintptr_t pc, sp, bp;
     /* This function's own pc, rsp and rbp at one instant: its CFI row at
      * that pc describes exactly that rsp, so the walk starts here. */
     __asm__ volatile("leaq 0(%%rip), %0\n\tmovq %%rsp, %1\n\tmovq %%rbp, %2"
                      : "=r"(pc), "=r"(sp), "=r"(bp));
-    return walk(pc, sp, bp, 0, ips, max, skip_lo, skip_hi);
+    return walk_any(m, pc, sp, bp, 0, ips, max, skip_lo, skip_hi);
 }
 
-int trk_unwind_fast_fp(uintptr_t *ips, int max, uintptr_t skip_lo, uintptr_t skip_hi, uintptr_t ra,
-                       uintptr_t fp)
+int trk_unwind_fast_fp(struct trk_unwind_memo *m, uintptr_t *ips, int max, uintptr_t skip_lo,
+                       uintptr_t skip_hi, uintptr_t ra, uintptr_t fp)
 {
     /* A frame-pointer frame: saved rbp at fp, return address above it, the
      * CFA above that. Trusted only if it is above us on this stack and
      * holds the return address the compiler gave the hook. */
     uintptr_t here = (uintptr_t)__builtin_frame_address(0);
     const uintptr_t *f = (const uintptr_t *)fp;
+    if (m) /* a walk that ends before walk_any gives no entry's id */
+        m->last = NULL;
     if (TRK_UNLIKELY(fp - here - 1 >= (1u << 20) || (fp & 7) || f[1] != ra))
-        return trk_unwind_fast(ips, max, skip_lo, skip_hi);
+        return trk_unwind_fast(m, ips, max, skip_lo, skip_hi);
     int n = 0;
     if (ra < 0x4000)
         return 0;
@@ -245,7 +581,7 @@ int trk_unwind_fast_fp(uintptr_t *ips, int max, uintptr_t skip_lo, uintptr_t ski
         if (n == max)
             return n;
     }
-    return walk(ra - 1, fp + 16, f[0], n, ips, max, skip_lo, skip_hi);
+    return walk_any(m, ra - 1, fp + 16, f[0], n, ips, max, skip_lo, skip_hi);
 }
 
 /* ---- Differential check ---------------------------------------------------- */

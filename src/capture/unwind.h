@@ -12,6 +12,8 @@
 
 #include "capture/thread.h"
 
+struct trk_unwind_memo;
+
 /* ---- Packed frame rules (unwind_cfi.c) ------------------------------------
  *
  * One 64-bit word per return address: what unwinding one frame needs.
@@ -60,13 +62,33 @@ extern int trk_unwind_own TRK_HIDDEN;
 /* Walks the calling thread's stack into ips (innermost first), leaving out
  * frames in [skip_lo, skip_hi), at most max. Returns the count, or -1 when a
  * frame needs libunwind (signal frames, expressions, no unwind info). */
-int trk_unwind_fast(uintptr_t *ips, int max, uintptr_t skip_lo, uintptr_t skip_hi) TRK_HIDDEN;
+int trk_unwind_fast(struct trk_unwind_memo *m, uintptr_t *ips, int max, uintptr_t skip_lo,
+                    uintptr_t skip_hi) TRK_HIDDEN;
 
 /* The same from a hook's frame: ra its return address, fp its frame
  * pointer; our own frames are not walked at all. Falls back to
  * trk_unwind_fast when fp does not hold ra (a hook without a frame pointer). */
-int trk_unwind_fast_fp(uintptr_t *ips, int max, uintptr_t skip_lo, uintptr_t skip_hi, uintptr_t ra,
-                       uintptr_t fp) TRK_HIDDEN;
+int trk_unwind_fast_fp(struct trk_unwind_memo *m, uintptr_t *ips, int max, uintptr_t skip_lo,
+                       uintptr_t skip_hi, uintptr_t ra, uintptr_t fp) TRK_HIDDEN;
+
+/* The calling thread's walk memo (unwind.c, "Walk memo"): NULL walks
+ * without one. Raw mmap, counted as the unwinder's own memory; all zeros is
+ * an empty memo, so its pages may be given back at any time the thread is
+ * not walking. */
+struct trk_unwind_memo *trk_unwind_memo_new(void) TRK_HIDDEN;
+
+/* What stacks.c keeps with a memo entry: the stack id of the walk that
+ * entry gives whole, the cache epoch it belongs to (thread.h) and the
+ * walk's frame count. */
+struct trk_memo_id {
+    uint32_t id;
+    uint16_t epoch, n;
+};
+/* Right after a walk with m (under the hook's guard, so no other walk on
+ * this thread came between): the entry's id slot when one entry gave the
+ * whole walk from its first frame, else NULL. */
+struct trk_memo_id *trk_unwind_memo_last(struct trk_unwind_memo *m) TRK_HIDDEN;
+size_t trk_unwind_memo_size(void) TRK_HIDDEN;
 
 /* Differential check (TRACKER_UNWIND_CHECK=N): 1 when this allocation is the
  * one in N to compare; trk_unwind_check_record compares the two walks. */

@@ -164,6 +164,38 @@ def test_same_report_as_libunwind(env):
         eq(a, b, prog + ": folded stacks, own unwinder vs libunwind")
 
 
+def test_callers_told_apart_above_the_same_start(env):
+    """Walks that start from the same frame at the same stack address and
+    differ only one frame up, two frames up, or past a 40-frame recursion
+    (so past one memo entry of 32 frames): each allocation is under its
+    own caller, exactly as often as the program called it, and every stack
+    equals libunwind's."""
+    n = 600
+    for prog in ("unwind_cases", "unwind_cases_nofp"):
+        st, v = cases(env, prog, "callers", n)
+        eq(v.get("callers"), n, prog + ": callers ran")
+        expect_clean(st, 3 * n, prog + " callers")
+        _, out, _ = env.run([env.prog(prog), "callers", str(n)])
+        counts = {}
+        for line in folded(env, out):
+            stack, value = line.rsplit(" ", 1)
+            frames = stack.split(";")
+            if "c_leaf" not in frames:
+                continue
+            size = int(value)
+            key = [f for f in frames if f.startswith(("c_via_", "c_up_", "c_top_"))]
+            counts.setdefault((tuple(key), "c_mid" in frames, frames.count("c_deep")), 0)
+            counts[(tuple(key), "c_mid" in frames, frames.count("c_deep"))] += size
+        want = {
+            (("c_via_a",), False, 0): 101 * (n // 2), (("c_via_b",), False, 0): 102 * (n // 2),
+            (("c_up_a",), True, 0): 201 * (n - n // 3 - (n % 3 > 0)),
+            (("c_up_b",), True, 0): 202 * (n // 3 + (n % 3 > 0)),
+            (("c_top_a",), False, 41): 301 * (n - n // 5 - (n % 5 > 0)),
+            (("c_top_b",), False, 41): 302 * (n // 5 + (n % 5 > 0)),
+        }
+        eq(counts, want, prog + ": bytes allocated under each caller")
+
+
 def test_depth_bounds_the_walk(env):
     """--depth N: the same N innermost frames libunwind gives (the check
     compares the counts too), and the same report."""

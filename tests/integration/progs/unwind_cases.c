@@ -15,6 +15,11 @@
  *   jit N       machine code in an mmap with its unwind info registered by
  *               __register_frame, calling back into a function that allocates
  *   nounwind N  the same code without registered unwind info
+ *   callers N   N allocations from one leaf at one stack depth, reached by
+ *               callers that differ one frame up, two frames up, and under
+ *               a 40-frame recursion: the start of every walk is the same,
+ *               only the words further up tell them apart (the walk memo,
+ *               src/capture/unwind.c); sizes say which path allocated
  */
 #include <dlfcn.h>
 #include <setjmp.h>
@@ -249,10 +254,72 @@ static void run_jit(int n, int reg)
     printf("jit_calls=%d\n", n);
 }
 
+/* callers: identical frames above one leaf, told apart only higher up (the
+ * bodies differ in a constant, so that -O2 folds none of them into another) */
+NOINLINE static void c_leaf(size_t size)
+{
+    void *volatile p = malloc(size);
+    sink += (uintptr_t)p;
+    free(p);
+}
+NOINLINE static void c_mid(size_t size)
+{
+    c_leaf(size);
+    sink += 2;
+}
+NOINLINE static void c_via_a(size_t size)
+{
+    c_leaf(size);
+    sink += 3;
+}
+NOINLINE static void c_via_b(size_t size)
+{
+    c_leaf(size);
+    sink += 4;
+}
+NOINLINE static void c_up_a(size_t size)
+{
+    c_mid(size);
+    sink += 5;
+}
+NOINLINE static void c_up_b(size_t size)
+{
+    c_mid(size);
+    sink += 6;
+}
+NOINLINE static void c_deep(int d, size_t size)
+{
+    if (d > 0)
+        c_deep(d - 1, size);
+    else
+        c_leaf(size);
+    sink += 7;
+}
+NOINLINE static void c_top_a(size_t size)
+{
+    c_deep(40, size);
+    sink += 8;
+}
+NOINLINE static void c_top_b(size_t size)
+{
+    c_deep(40, size);
+    sink += 9;
+}
+
+static void run_callers(int n)
+{
+    for (int i = 0; i < n; i++) {
+        (i & 1 ? c_via_a : c_via_b)(i & 1 ? 101 : 102);
+        (i % 3 ? c_up_a : c_up_b)(i % 3 ? 201 : 202);
+        (i % 5 ? c_top_a : c_top_b)(i % 5 ? 301 : 302);
+    }
+    printf("callers=%d\n", n);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s chain|altstack|longjmp|dlchurn|jit|nounwind N [dir]\n", argv[0]);
+        fprintf(stderr, "usage: %s chain|altstack|longjmp|dlchurn|jit|nounwind|callers N [dir]\n", argv[0]);
         return 2;
     }
     int n = atoi(argv[2]);
@@ -268,6 +335,8 @@ int main(int argc, char **argv)
         run_jit(n, 1);
     else if (!strcmp(argv[1], "nounwind"))
         run_jit(n, 0);
+    else if (!strcmp(argv[1], "callers"))
+        run_callers(n);
     else
         return 2;
     printf("done=1\n");
