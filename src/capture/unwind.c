@@ -273,10 +273,30 @@ struct memo_ent {
     } chk[MEMO_LEVELS];
 };
 _Static_assert(MEMO_LEVELS <= 32, "slots is a 32-bit mask");
+/* The levels of an entry beyond the frame where a walk left it, kept
+ * while that walk records over them: where it reaches one of their
+ * states again (same CFA, return address and, where a later rule reads
+ * it, rbp), the rest is theirs, compared word by word as a replay is. A
+ * program's stacks differ near the allocation and agree further up. */
+struct memo_old {
+    unsigned n, j;
+    uint8_t ended;
+    uint32_t usebp;
+    uintptr_t bp_in; /* rbp before the first of them */
+    struct memo_lvl lv[MEMO_LEVELS];
+    uintptr_t bpv[MEMO_LEVELS];
+    uint16_t slot[MEMO_LEVELS];
+};
+
 struct trk_unwind_memo {
     int busy;
-    uint32_t clock;        /* memo_find's: which way was used last */
+    uint32_t clock; /* memo_find's: which way was used last */
+    /* Where most walks record (a stack that differs each time near the
+     * allocation, as Python's object allocator sees), recording costs
+     * more than it saves: walk_any then walks plainly for a while. */
+    uint32_t walks, recorded, bypass;
     struct memo_ent *last; /* the entry that gave the last walk whole */
+    struct memo_old old;   /* walk_memo's (not on the stack: a sigaltstack is small) */
     struct memo_ent e[MEMO_WAYS];
 };
 
@@ -362,6 +382,16 @@ static void memo_finish(struct memo_ent *e, unsigned nlev, int ended, uintptr_t 
             e->bp_end = e->bpv[i];
             break;
         }
+    /* the key's rbp counts when a rule reads it before any level restores it */
+    e->needs_bp = 0;
+    for (unsigned i = 0; i < nlev; i++) {
+        if ((e->usebp >> i) & 1) {
+            e->needs_bp = 1;
+            break;
+        }
+        if (e->slot[i])
+            break;
+    }
     e->nchk = (uint8_t)nchk;
     e->head = (uint8_t)h;
     e->nout = (uint8_t)nout;
@@ -393,142 +423,236 @@ static inline int memo_fast(const struct memo_ent *e, uintptr_t *ips, int n)
     return 1;
 }
 
-/* walk() with the memo: the same frames, the same -1 cases. */
-static int walk_memo(struct trk_unwind_memo *m, uintptr_t pc, uintptr_t sp, uintptr_t bp, int n,
-                     uintptr_t *ips, int max, uintptr_t skip_lo, uintptr_t skip_hi)
+/* A walk in progress: where it is, and what it has given. */
+struct wstate {
+    uintptr_t pc, sp, bp;
+    uintptr_t *ips;
+    int n, max, skipped;
+    uintptr_t skip_lo, span;
+};
+
+/* One frame's return address, as walk() takes it: 1 the walk goes on, 0
+ * it has ended (an address under 0x4000, or max reached), -1 libunwind's. */
+static inline int w_take(struct wstate *w, uintptr_t ra)
+{
+    if (TRK_UNLIKELY(ra < 0x4000))
+        return 0;
+    if (TRK_LIKELY(ra - w->skip_lo >= w->span)) {
+        w->ips[w->n++] = ra;
+        if (w->n == w->max)
+            return 0;
+    } else if (++w->skipped > 64) {
+        return -1;
+    }
+    w->pc = ra - 1;
+    return 1;
+}
+
+/* The rule for pc, from the shared cache (rule_get_slow on a miss). */
+static inline uint64_t w_rule(uintptr_t pc)
 {
     struct rc_table *t = atomic_load_explicit(&rct, memory_order_acquire);
-    const struct rc_ent *tab = t->e;
-    unsigned shift = 64 - t->bits;
-    uintptr_t span = skip_hi - skip_lo;
-    int skipped = 0;
-    uint32_t gen = atomic_load_explicit(&memo_gen, memory_order_acquire);
-    int first = 1;
-    m->last = NULL;
-    for (;; first = 0) {
-        int hit;
-        struct memo_ent *e = memo_find(m, pc, sp, bp, gen, &hit);
-        uintptr_t bp0 = bp;
-        int reloaded = 0;
-        unsigned i = 0;
-        if (hit) {
-            if (TRK_LIKELY(e->plain && skipped + e->head <= 64 && memo_fast(e, ips, n))) {
-                const struct memo_lvl *l = &e->lv[e->nlev - 1];
-                n += e->nout;
-                if (n >= max || e->ended || l->ra < 0x4000) {
-                    if (first)
-                        m->last = e;
-                    return n >= max ? max : n;
-                }
-                skipped += e->head;
-                if (e->nchk)
-                    bp = e->bp_end;
-                sp = l->cfa;
-                pc = l->ra - 1;
-                continue;
-            }
-            /* frame by frame, as the walk goes, up to the first difference */
-            for (; i < e->nlev; i++) {
-                const struct memo_lvl *l = &e->lv[i];
-                const uintptr_t *c = (const uintptr_t *)l->cfa;
-                if (c[-1] != l->ra)
-                    break;
-                if (e->slot[i]) {
-                    if (c[-(intptr_t)e->slot[i]] != e->bpv[i])
-                        break;
-                    bp = e->bpv[i];
-                    reloaded = 1;
-                }
-                sp = l->cfa;
-                uintptr_t ra = l->ra;
-                if (ra < 0x4000)
-                    return n;
-                if (TRK_LIKELY(ra - skip_lo >= span)) {
-                    ips[n++] = ra;
-                    if (n == max)
-                        return n;
-                } else if (++skipped > 64) {
-                    return -1;
-                }
-                pc = ra - 1;
-            }
-            if (i == e->nlev) {
-                if (e->ended)
-                    return n;
-                continue;
-            }
-            /* levels [0, i) stay; the walk records the rest from here */
-        } else {
-            e->pc0 = pc;
-            e->sp0 = sp;
-            e->gen = gen;
-            e->needs_bp = 0;
+    const struct rc_ent *re = &t->e[(pc * 0x9E3779B97F4A7C15ULL) >> (64 - t->bits)];
+    uint64_t rule = atomic_load_explicit(&re->val, memory_order_relaxed);
+    if (TRK_UNLIKELY(atomic_load_explicit(&re->key, memory_order_relaxed) != pc || rule == 0))
+        rule = rule_get_slow(pc);
+    return rule;
+}
+
+/* rbp after old level x, and whether a later old level's rule reads it
+ * (the last one's always counts: the walk may go on with it). */
+static int old_bp_after(const struct memo_old *o, unsigned x, uintptr_t *bp)
+{
+    *bp = o->bp_in;
+    for (unsigned y = 0; y <= x; y++)
+        if (o->slot[y])
+            *bp = o->bpv[y];
+    for (unsigned y = x + 1; y < o->n; y++) {
+        if ((o->usebp >> y) & 1)
+            return 1;
+        if (o->slot[y])
+            return 0;
+    }
+    return 1;
+}
+
+/* Records one level at index i of e. */
+static inline void rec_level(struct memo_ent *e, unsigned i, uintptr_t cfa, uintptr_t ra,
+                             unsigned slot, uintptr_t bpv, int use_bp)
+{
+    e->lv[i].cfa = cfa;
+    e->lv[i].ra = ra;
+    e->slot[i] = (uint16_t)slot;
+    e->bpv[i] = bpv;
+    if (use_bp)
+        e->usebp |= 1u << i;
+}
+
+/* After the walk's level at index *i (its state in w) matched old level
+ * o->j: the old levels after it, compared, recorded and taken. Returns as
+ * w_take, or 2 when the entry is full or the old levels differ or run out
+ * with the walk still going (the caller goes on from w). */
+static int splice(struct memo_ent *e, unsigned *i, struct wstate *w, struct memo_old *o)
+{
+    for (unsigned x = o->j + 1; x < o->n; x++) {
+        if (*i + 1 == MEMO_LEVELS)
+            return 2;
+        const uintptr_t *c = (const uintptr_t *)o->lv[x].cfa;
+        if (c[-1] != o->lv[x].ra || (o->slot[x] && c[-(intptr_t)o->slot[x]] != o->bpv[x]))
+            return 2;
+        ++*i;
+        rec_level(e, *i, o->lv[x].cfa, o->lv[x].ra, o->slot[x], o->bpv[x], (o->usebp >> x) & 1);
+        if (o->slot[x])
+            w->bp = o->bpv[x];
+        w->sp = o->lv[x].cfa;
+        int r = w_take(w, o->lv[x].ra);
+        if (r <= 0)
+            return r;
+    }
+    o->n = 0; /* used up */
+    return o->ended ? 3 : 2;
+}
+
+/* Walks from w's state recording into e from level i (levels before stay),
+ * splicing in o's levels where the walk meets them. 1: go on with the next
+ * entry; 0: the walk is done; -1: libunwind's. */
+static int memo_record(struct trk_unwind_memo *m, struct memo_ent *e, unsigned i, struct wstate *w,
+                       struct memo_old *o, int first)
+{
+    e->usebp &= (1u << i) - 1u; /* i < 32 here */
+    e->id.id = 0;               /* stacks.c's id was for the frames replaced now */
+    e->nlev = 0;
+    for (;; i++) {
+        if (i == MEMO_LEVELS) {
+            memo_finish(e, i, 0, w->skip_lo, w->span);
+            return 1; /* on in the entry of this state */
         }
-        e->usebp &= (1u << i) - 1u; /* i < 32 here */
-        e->id.id = 0;               /* stacks.c's id was for the frames replaced now */
-        e->bp0 = bp0;
-        e->nlev = 0;
-        for (;; i++) {
-            if (i == MEMO_LEVELS) {
-                memo_finish(e, i, 0, skip_lo, span);
-                break; /* on in the entry of this state */
-            }
-            const struct rc_ent *re = &tab[(pc * 0x9E3779B97F4A7C15ULL) >> shift];
-            uint64_t rule = atomic_load_explicit(&re->val, memory_order_relaxed);
-            if (TRK_UNLIKELY(atomic_load_explicit(&re->key, memory_order_relaxed) != pc ||
-                             rule == 0)) {
-                rule = rule_get_slow(pc);
-                t = atomic_load_explicit(&rct, memory_order_acquire);
-                tab = t->e;
-                shift = 64 - t->bits;
-            }
-            int use_bp = (rule & (1u << 18)) != 0;
-            if (use_bp) {
-                e->usebp |= 1u << i;
-                if (!reloaded)
-                    e->needs_bp = 1;
-            }
-            uintptr_t cfa = (use_bp ? bp : sp) + (uintptr_t)(intptr_t)(int32_t)(rule >> 32);
-            if (TRK_UNLIKELY(cfa - sp - 1 >= (1u << 28))) {
-                if (trk_ur_kind(rule) != TRK_UR_LAST)
-                    return -1; /* nlev 0: the entry stays empty */
-                if (i) {
-                    memo_finish(e, i, 1, skip_lo, span);
-                    if (first)
-                        m->last = e;
-                }
-                return n;
-            }
-            uintptr_t ra = ((const uintptr_t *)cfa)[-1];
-            unsigned slot = (unsigned)(rule >> 19) & 0x1fff;
-            e->lv[i].cfa = cfa;
-            e->lv[i].ra = ra;
-            e->slot[i] = (uint16_t)slot;
-            if (slot) {
-                bp = ((const uintptr_t *)cfa)[-(intptr_t)slot];
-                e->bpv[i] = bp;
-                reloaded = 1;
-            }
-            sp = cfa;
-            if (TRK_UNLIKELY(ra < 0x4000)) {
-                memo_finish(e, i + 1, 0, skip_lo, span);
+        uint64_t rule = w_rule(w->pc);
+        int use_bp = (rule & (1u << 18)) != 0;
+        uintptr_t cfa = (use_bp ? w->bp : w->sp) + (uintptr_t)(intptr_t)(int32_t)(rule >> 32);
+        if (TRK_UNLIKELY(cfa - w->sp - 1 >= (1u << 28))) {
+            if (trk_ur_kind(rule) != TRK_UR_LAST)
+                return -1; /* nlev 0: the entry stays empty */
+            if (i) {
+                memo_finish(e, i, 1, w->skip_lo, w->span);
                 if (first)
                     m->last = e;
-                return n;
             }
-            if (TRK_LIKELY(ra - skip_lo >= span)) {
-                ips[n++] = ra;
-                if (n == max) {
-                    memo_finish(e, i + 1, 0, skip_lo, span);
+            return 0;
+        }
+        uintptr_t ra = ((const uintptr_t *)cfa)[-1];
+        unsigned slot = (unsigned)(rule >> 19) & 0x1fff;
+        if (slot)
+            w->bp = ((const uintptr_t *)cfa)[-(intptr_t)slot];
+        rec_level(e, i, cfa, ra, slot, slot ? w->bp : 0, use_bp);
+        w->sp = cfa;
+        int r = w_take(w, ra);
+        if (r > 0 && o->n) {
+            while (o->j < o->n && o->lv[o->j].cfa < cfa)
+                o->j++;
+            uintptr_t obp;
+            if (o->j < o->n && o->lv[o->j].cfa == cfa && o->lv[o->j].ra == ra &&
+                (!old_bp_after(o, o->j, &obp) || obp == w->bp)) {
+                r = splice(e, &i, w, o);
+                if (r == 3) { /* the old levels ended the walk (a LAST rule) */
+                    memo_finish(e, i + 1, 1, w->skip_lo, w->span);
                     if (first)
                         m->last = e;
-                    return n;
+                    return 0;
                 }
-            } else if (++skipped > 64) {
-                return -1;
+                r = r == 2 ? 1 : r;
+                o->n = 0;
             }
-            pc = ra - 1;
         }
+        if (r <= 0) {
+            if (r == 0) {
+                memo_finish(e, i + 1, 0, w->skip_lo, w->span);
+                if (first)
+                    m->last = e;
+            }
+            return r;
+        }
+    }
+}
+
+/* Replays e from w's state, frame by frame, up to the first difference.
+ * Returns as w_take, or 2 when all of e read as recorded (*i = nlev), or 3
+ * when a frame differs (*i its level; w holds the state before it). */
+static int memo_replay(const struct memo_ent *e, unsigned *i, struct wstate *w)
+{
+    for (*i = 0; *i < e->nlev; ++*i) {
+        const struct memo_lvl *l = &e->lv[*i];
+        const uintptr_t *c = (const uintptr_t *)l->cfa;
+        if (c[-1] != l->ra)
+            return 3;
+        if (e->slot[*i]) {
+            if (c[-(intptr_t)e->slot[*i]] != e->bpv[*i])
+                return 3;
+            w->bp = e->bpv[*i];
+        }
+        w->sp = l->cfa;
+        int r = w_take(w, l->ra);
+        if (r <= 0)
+            return r;
+    }
+    return 2;
+}
+
+/* walk() with the memo: the same frames, the same -1 cases. */
+static int walk_memo(struct trk_unwind_memo *m, struct wstate *w)
+{
+    uint32_t gen = atomic_load_explicit(&memo_gen, memory_order_acquire);
+    m->last = NULL;
+    struct memo_old *o = &m->old;
+    for (int first = 1;; first = 0) {
+        int hit;
+        struct memo_ent *e = memo_find(m, w->pc, w->sp, w->bp, gen, &hit);
+        unsigned i = 0;
+        o->n = 0;
+        if (hit) {
+            if (TRK_LIKELY(e->plain && w->skipped + e->head <= 64 && memo_fast(e, w->ips, w->n))) {
+                const struct memo_lvl *l = &e->lv[e->nlev - 1];
+                w->n += e->nout;
+                if (w->n >= w->max || e->ended || l->ra < 0x4000) {
+                    if (first)
+                        m->last = e;
+                    return w->n >= w->max ? w->max : w->n;
+                }
+                w->skipped += e->head;
+                if (e->nchk)
+                    w->bp = e->bp_end;
+                w->sp = l->cfa;
+                w->pc = l->ra - 1;
+                continue;
+            }
+            int r = memo_replay(e, &i, w);
+            if (r <= 0)
+                return r < 0 ? -1 : w->n;
+            if (r == 2) {
+                if (e->ended)
+                    return w->n;
+                continue;
+            }
+            /* differs at level i: keep the levels after it to splice */
+            o->n = e->nlev - i;
+            o->j = 0;
+            o->ended = e->ended;
+            o->usebp = e->usebp >> i;
+            o->bp_in = w->bp;
+            memcpy(o->lv, e->lv + i, sizeof(o->lv[0]) * o->n);
+            memcpy(o->bpv, e->bpv + i, sizeof(o->bpv[0]) * o->n);
+            memcpy(o->slot, e->slot + i, sizeof(o->slot[0]) * o->n);
+        } else {
+            e->pc0 = w->pc;
+            e->sp0 = w->sp;
+            e->gen = gen;
+        }
+        if (i == 0)
+            e->bp0 = w->bp;
+        m->recorded += first; /* once a walk */
+        int r = memo_record(m, e, i, w, o, first);
+        if (r <= 0)
+            return r < 0 ? -1 : w->n;
     }
 }
 
@@ -542,9 +666,22 @@ static int walk_any(struct trk_unwind_memo *m, uintptr_t pc, uintptr_t sp, uintp
         m->last = NULL; /* not this walk's */
         return walk(pc, sp, bp, n, ips, max, skip_lo, skip_hi);
     }
+    if (m->bypass) {
+        m->bypass--;
+        m->last = NULL;
+        return walk(pc, sp, bp, n, ips, max, skip_lo, skip_hi);
+    }
     m->busy = 1;
     atomic_signal_fence(memory_order_seq_cst);
-    int r = walk_memo(m, pc, sp, bp, n, ips, max, skip_lo, skip_hi);
+    struct wstate w = {pc, sp, bp, ips, n, max, 0, skip_lo, skip_hi - skip_lo};
+    int r = walk_memo(m, &w);
+    /* of every 256 walks, more than half recorded: 4,096 plain ones, then
+     * a new try (the program may have moved on to a loop) */
+    if (++m->walks == 256) {
+        if (m->recorded > 128)
+            m->bypass = 4096;
+        m->walks = m->recorded = 0;
+    }
     atomic_signal_fence(memory_order_seq_cst);
     m->busy = 0;
     return r;

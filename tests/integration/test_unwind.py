@@ -166,15 +166,16 @@ def test_same_report_as_libunwind(env):
 
 def test_callers_told_apart_above_the_same_start(env):
     """Walks that start from the same frame at the same stack address and
-    differ only one frame up, two frames up, or past a 40-frame recursion
-    (so past one memo entry of 32 frames): each allocation is under its
+    differ only one frame up, two frames up, past a 40-frame recursion (so
+    past one memo entry of 24 frames), or that meet the last walk's frames
+    again midway and part once more above: each allocation is under its
     own caller, exactly as often as the program called it, and every stack
     equals libunwind's."""
     n = 600
     for prog in ("unwind_cases", "unwind_cases_nofp"):
         st, v = cases(env, prog, "callers", n)
         eq(v.get("callers"), n, prog + ": callers ran")
-        expect_clean(st, 3 * n, prog + " callers")
+        expect_clean(st, 4 * n, prog + " callers")
         _, out, _ = env.run([env.prog(prog), "callers", str(n)])
         counts = {}
         for line in folded(env, out):
@@ -183,7 +184,7 @@ def test_callers_told_apart_above_the_same_start(env):
             if "c_leaf" not in frames:
                 continue
             size = int(value)
-            key = [f for f in frames if f.startswith(("c_via_", "c_up_", "c_top_"))]
+            key = [f for f in frames if f.startswith(("c_via_", "c_up_", "c_top_", "s_from_"))]
             counts.setdefault((tuple(key), "c_mid" in frames, frames.count("c_deep")), 0)
             counts[(tuple(key), "c_mid" in frames, frames.count("c_deep"))] += size
         want = {
@@ -192,6 +193,9 @@ def test_callers_told_apart_above_the_same_start(env):
             (("c_up_b",), True, 0): 202 * (n // 3 + (n % 3 > 0)),
             (("c_top_a",), False, 41): 301 * (n - n // 5 - (n % 5 > 0)),
             (("c_top_b",), False, 41): 302 * (n // 5 + (n % 5 > 0)),
+            # s_from_a on odd i, s_from_b on even; +1000 where i & 2 is 0
+            (("s_from_a",), False, 0): sum(401 + (0 if i & 2 else 1000) for i in range(1, n, 2)),
+            (("s_from_b",), False, 0): sum(402 + (0 if i & 2 else 1000) for i in range(0, n, 2)),
         }
         eq(counts, want, prog + ": bytes allocated under each caller")
 

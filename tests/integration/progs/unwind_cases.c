@@ -17,9 +17,10 @@
  *   nounwind N  the same code without registered unwind info
  *   callers N   N allocations from one leaf at one stack depth, reached by
  *               callers that differ one frame up, two frames up, and under
- *               a 40-frame recursion: the start of every walk is the same,
- *               only the words further up tell them apart (the walk memo,
- *               src/capture/unwind.c); sizes say which path allocated
+ *               a 40-frame recursion, or that meet again in the middle and
+ *               part once more further up: the start of every walk is the
+ *               same, only the words further up tell them apart (the walk
+ *               memo, src/capture/unwind.c); sizes say which path allocated
  */
 #include <dlfcn.h>
 #include <setjmp.h>
@@ -306,12 +307,41 @@ NOINLINE static void c_top_b(size_t size)
     sink += 9;
 }
 
+/* Two call sites in s_mid, reached from s_top under s_from_a or s_from_b:
+ * a walk that differs at the innermost frame meets the previous walk's
+ * frames again at s_mid's (same place, same return address), yet the
+ * frame above that differs. */
+NOINLINE static void s_mid(int k, size_t size)
+{
+    if (k)
+        c_leaf(size);
+    else
+        c_leaf(size + 1000);
+    sink += 11;
+}
+NOINLINE static void s_top(int k, size_t size)
+{
+    s_mid(k, size);
+    sink += 12;
+}
+NOINLINE static void s_from_a(int k)
+{
+    s_top(k, 401);
+    sink += 13;
+}
+NOINLINE static void s_from_b(int k)
+{
+    s_top(k, 402);
+    sink += 14;
+}
+
 static void run_callers(int n)
 {
     for (int i = 0; i < n; i++) {
         (i & 1 ? c_via_a : c_via_b)(i & 1 ? 101 : 102);
         (i % 3 ? c_up_a : c_up_b)(i % 3 ? 201 : 202);
         (i % 5 ? c_top_a : c_top_b)(i % 5 ? 301 : 302);
+        (i & 1 ? s_from_a : s_from_b)(i & 2);
     }
     printf("callers=%d\n", n);
 }
