@@ -237,7 +237,8 @@ int trk_stack_unwind_raw(uintptr_t *ips, int max)
 /* The own walker (unwind.c) when it can, libunwind for the whole walk when
  * a frame is not a standard one; 1 in TRACKER_UNWIND_CHECK walks runs both
  * and counts any difference. */
-static int unwind_at(struct trk_thread *t, int max, uintptr_t ra, uintptr_t fp)
+static inline __attribute__((always_inline)) int unwind_at(struct trk_thread *t, int max,
+                                                           uintptr_t ra, uintptr_t fp)
 {
     if (TRK_LIKELY(trk_unwind_own)) {
         if (TRK_UNLIKELY(!t->unwind_memo))

@@ -516,8 +516,9 @@ static int splice(struct memo_ent *e, unsigned *i, struct wstate *w, struct memo
 /* Walks from w's state recording into e from level i (levels before stay),
  * splicing in o's levels where the walk meets them. 1: go on with the next
  * entry; 0: the walk is done; -1: libunwind's. */
-static int memo_record(struct trk_unwind_memo *m, struct memo_ent *e, unsigned i, struct wstate *w,
-                       struct memo_old *o, int first)
+__attribute__((noinline)) static int memo_record(struct trk_unwind_memo *m, struct memo_ent *e,
+                                                 unsigned i, struct wstate *w, struct memo_old *o,
+                                                 int first)
 {
     e->usebp &= (1u << i) - 1u; /* i < 32 here */
     e->id.id = 0;               /* stacks.c's id was for the frames replaced now */
@@ -578,7 +579,8 @@ static int memo_record(struct trk_unwind_memo *m, struct memo_ent *e, unsigned i
 /* Replays e from w's state, frame by frame, up to the first difference.
  * Returns as w_take, or 2 when all of e read as recorded (*i = nlev), or 3
  * when a frame differs (*i its level; w holds the state before it). */
-static int memo_replay(const struct memo_ent *e, unsigned *i, struct wstate *w)
+__attribute__((noinline)) static int memo_replay(const struct memo_ent *e, unsigned *i,
+                                                 struct wstate *w)
 {
     for (*i = 0; *i < e->nlev; ++*i) {
         const struct memo_lvl *l = &e->lv[*i];
@@ -599,7 +601,8 @@ static int memo_replay(const struct memo_ent *e, unsigned *i, struct wstate *w)
 }
 
 /* walk() with the memo: the same frames, the same -1 cases. */
-static int walk_memo(struct trk_unwind_memo *m, struct wstate *w)
+static inline __attribute__((always_inline)) int walk_memo(struct trk_unwind_memo *m,
+                                                           struct wstate *w)
 {
     uint32_t gen = atomic_load_explicit(&memo_gen, memory_order_acquire);
     m->last = NULL;
@@ -657,8 +660,10 @@ static int walk_memo(struct trk_unwind_memo *m, struct wstate *w)
 }
 
 /* The memo when this thread has one and is not already walking with it. */
-static int walk_any(struct trk_unwind_memo *m, uintptr_t pc, uintptr_t sp, uintptr_t bp, int n,
-                    uintptr_t *ips, int max, uintptr_t skip_lo, uintptr_t skip_hi)
+static inline __attribute__((always_inline)) int walk_any(struct trk_unwind_memo *m, uintptr_t pc,
+                                                          uintptr_t sp, uintptr_t bp, int n,
+                                                          uintptr_t *ips, int max,
+                                                          uintptr_t skip_lo, uintptr_t skip_hi)
 {
     if (!m)
         return walk(pc, sp, bp, n, ips, max, skip_lo, skip_hi);
