@@ -50,13 +50,18 @@ struct ent {
  * freed since the last watermark (~10 ms). */
 struct table {
     struct ent *v;
-    size_t cap, n; /* cap a power of two, n <= cap * 3 / 4 */
+    size_t cap, n;  /* cap a power of two */
+    unsigned shift; /* 64 - log2(cap) */
+    size_t lim;     /* rehash when n reaches it: cap * 3 / 4 */
     uint64_t wm;
 };
 
-static inline size_t slot_of(uint64_t a, size_t mask)
+/* Fibonacci hashing: the product's top bits (shift = 64 - log2(cap)); its
+ * middle bits, taken before, left runs of neighbouring heap addresses in
+ * neighbouring slots, and the probes twice as long. */
+static inline size_t slot_of(uint64_t a, unsigned shift)
 {
-    return (size_t)((a >> 4) * 0x9E3779B97F4A7C15ull >> 20) & mask;
+    return (size_t)((a >> 4) * 0x9E3779B97F4A7C15ull >> shift);
 }
 
 static inline int ent_keep(const struct ent *e, uint64_t wm)
@@ -73,8 +78,11 @@ static int table_rehash(struct table *t)
     for (size_t i = 0; i < t->cap; i++)
         keep += ent_keep(&t->v[i], t->wm);
     size_t nc = 1u << 12;
-    while ((keep + 1) * 8 > nc * 3)
+    unsigned shift = 64 - 12;
+    while ((keep + 1) * 8 > nc * 3) {
         nc *= 2;
+        shift--;
+    }
     struct ent *nv = trk_lmem(nc * sizeof(*nv));
     if (!nv)
         return -1;
@@ -82,7 +90,7 @@ static int table_rehash(struct table *t)
         struct ent *e = &t->v[i];
         if (!ent_keep(e, t->wm))
             continue;
-        size_t k = slot_of(e->addr, nc - 1);
+        size_t k = slot_of(e->addr, shift);
         while (nv[k].addr)
             k = (k + 1) & (nc - 1);
         nv[k] = *e;
@@ -91,6 +99,8 @@ static int table_rehash(struct table *t)
     t->v = nv;
     t->cap = nc;
     t->n = keep;
+    t->lim = nc / 4 * 3;
+    t->shift = shift;
     return 0;
 }
 
@@ -100,18 +110,23 @@ __attribute__((always_inline)) static inline int table_put(struct table *t, uint
 {
     if (!addr)
         return 0;
-    if ((t->n + 1) * 4 > t->cap * 3 && table_rehash(t))
+    if (t->n >= t->lim && table_rehash(t))
         return -1;
-    size_t k = slot_of(addr, t->cap - 1);
-    while (t->v[k].addr && t->v[k].addr != addr)
-        k = (k + 1) & (t->cap - 1);
+    size_t mask = t->cap - 1, k = slot_of(addr, t->shift);
     struct ent *e = &t->v[k];
-    if (!e->addr) {
-        t->n++;
-        e->addr = addr;
-    } else if ((e->seqlive & ~LIVE_BIT) > seq) {
-        return 0; /* a later event of another stream already decided it */
+    while (e->addr != addr) {
+        if (!e->addr) {
+            t->n++;
+            e->addr = addr;
+            e->seqlive = seq | (live ? LIVE_BIT : 0);
+            e->size = size;
+            return 0;
+        }
+        k = (k + 1) & mask;
+        e = &t->v[k];
     }
+    if ((e->seqlive & ~LIVE_BIT) > seq)
+        return 0; /* a later event of another stream already decided it */
     e->seqlive = seq | (live ? LIVE_BIT : 0);
     e->size = size;
     return 0;
@@ -181,6 +196,12 @@ static int read_at(int fd, void *buf, size_t len, uint64_t off)
     return 0;
 }
 
+/* Varints read a word at a time: every piece buffer has SLACK readable
+ * bytes past its end (buf_fit), so a load at any byte of a record may run
+ * past the piece; what a record ends up reading past it is caught after
+ * the record (fast_compact). */
+#define SLACK 64
+
 /* Sized to the largest chunk read so far, not to the format's bound
  * (16 MiB each): pieces are usually far smaller. */
 struct bufs {
@@ -190,6 +211,7 @@ struct bufs {
 
 static int buf_fit(uint8_t **p, size_t *cap, size_t need)
 {
+    need += SLACK;
     if (need <= *cap)
         return 0;
     size_t nc = *cap ? *cap : (64u << 10);
@@ -206,11 +228,98 @@ static int buf_fit(uint8_t **p, size_t *cap, size_t need)
 
 #define STORED_MAX (TRK_CHUNK_RAW_MAX + TRK_CHUNK_RAW_MAX / 255 + 16)
 
+static inline uint64_t load_le64(const uint8_t *p)
+{
+    uint64_t v;
+    __builtin_memcpy(&v, p, 8); /* -fno-builtin: a call otherwise */
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+}
+
+#define VARINT_STOPS 0x8080808080808080ull
+
+/* The varint at *pp if it has at most 8 bytes (every one a heap record's
+ * fields hold below 2^56), branch-free past the two shortest: returns 0, or
+ * 1 to leave the record to the exact decoder. */
+static inline int get_var8(const uint8_t **pp, uint64_t *out)
+{
+    uint64_t w = load_le64(*pp);
+    if (!(w & 0x80)) {
+        *out = w & 0x7f;
+        *pp += 1;
+        return 0;
+    }
+    if (!(w & 0x8000)) {
+        *out = (w & 0x7f) | ((w >> 1) & 0x3f80);
+        *pp += 2;
+        return 0;
+    }
+    if (!(w & 0x800000)) { /* a heap address delta's usual length */
+        *out = (w & 0x7f) | ((w >> 1) & 0x3f80) | ((w >> 2) & 0x1fc000);
+        *pp += 3;
+        return 0;
+    }
+    uint64_t stops = ~w & VARINT_STOPS;
+    if (!stops)
+        return 1;
+    unsigned last = (unsigned)__builtin_ctzll(stops); /* bit 7 of the last byte */
+    *pp += (last >> 3) + 1;
+    uint64_t x = w & ((2ull << last) - 1) & ~VARINT_STOPS; /* its 7-bit groups, then fold */
+    x = (x & 0x007f007f007f007full) | ((x & 0x7f007f007f007f00ull) >> 1);
+    x = (x & 0x00003fff00003fffull) | ((x & 0x3fff00003fff0000ull) >> 2);
+    *out = (x & 0x000000000fffffffull) | ((x & 0x0fffffff00000000ull) >> 4);
+    return 0;
+}
+
+/* Past a varint of at most 8 bytes whose value the scan does not need. */
+static inline int skip_var8(const uint8_t **pp)
+{
+    uint64_t stops = ~load_le64(*pp) & VARINT_STOPS;
+    if (!stops)
+        return 1;
+    *pp += ((unsigned)__builtin_ctzll(stops) >> 3) + 1;
+    return 0;
+}
+
+/* Compact tag bits 6..4 (A KK, docs/FORMAT.md §4.1) of Python's own
+ * allocator: pymalloc (ALLOC slot 3) and pyfree (FREE slot 2). */
+#define COMPACT_PY_SLOTS (1u << 7 | 1u << 2)
+
 /* The compact ALLOC or FREE (docs/FORMAT.md §4.1), nearly every heap record
- * since format 4, through the decoder trk_rec_decode itself uses
- * (record.h), so the two cannot disagree. Same returns as fast_heap. */
-static int fast_compact(struct table *t, struct trk_rec_state *st, const uint8_t **pp,
-                        const uint8_t *end)
+ * since format 4, decoded for what the scan needs: seq and address, and an
+ * ALLOC's size; the time step and the stack id are only stepped over (no
+ * record the scan reads needs the stream's ts). Anything else - a varint
+ * over 8 bytes, a record running past the piece - goes to the exact decoder
+ * (returns 1, st untouched), which the rest of the stream then takes too
+ * where the record is really bad. Returns 0 when done, -1 on no memory. */
+static inline int fast_compact(struct table *t, struct trk_rec_state *st, const uint8_t **pp,
+                               const uint8_t *end)
+{
+    const uint8_t *p = *pp;
+    unsigned tag = *p++, alloc = tag & TRK_REC_COMPACT_ALLOC;
+    uint64_t sd = (tag >> 2) & 3, a, size = 0;
+    if (!sd && (get_var8(&p, &sd) || !sd))
+        return 1;
+    if ((tag & 3) == 3 && skip_var8(&p))
+        return 1;
+    if (get_var8(&p, &a) || (alloc && (get_var8(&p, &size) || skip_var8(&p))) || p > end)
+        return 1;
+    int64_t d = trk_unzigzag(a >> 1);
+    st->seq += sd;
+    st->addr += (a & 1) ? (uint64_t)d : (uint64_t)d << 4;
+    *pp = p;
+    if ((COMPACT_PY_SLOTS >> ((tag >> 4) & 7)) & 1)
+        return 0;
+    return table_put(t, st->addr, st->seq, alloc != 0, size) ? -1 : 0;
+}
+
+/* The compact record the fast path left (a long varint, or a bad record),
+ * through the decoder trk_rec_decode itself uses (record.h), so the two
+ * cannot disagree. Same returns as fast_heap. */
+static int exact_compact(struct table *t, struct trk_rec_state *st, const uint8_t **pp,
+                         const uint8_t *end)
 {
     const uint8_t *p = *pp + 1;
     unsigned tag = **pp;
@@ -249,7 +358,7 @@ static int fast_heap(struct table *t, struct trk_rec_state *st, const uint8_t **
     const uint8_t *p = *pp;
     unsigned tag = *p, cls = tag & TRK_REC_CLASS_MASK, kind = tag & TRK_REC_KIND_MASK;
     if (tag & TRK_REC_COMPACT)
-        return fast_compact(t, st, pp, end);
+        return exact_compact(t, st, pp, end);
     if (tag == TRK_REC_STACK)
         return skip_stack(st, pp, end);
     if ((cls != TRK_REC_ALLOC_BASE && cls != TRK_REC_FREE_BASE && cls != TRK_REC_REALLOC_BASE) ||
@@ -286,6 +395,13 @@ static int decode_piece(struct table *t, struct trk_rec_state *st, const uint8_t
     const uint8_t *end = p + len;
     struct trk_rec r;
     while (p < end) {
+        if (*p & TRK_REC_COMPACT) {
+            int rc = fast_compact(t, st, &p, end);
+            if (rc < 0)
+                return -1;
+            if (rc == 0)
+                continue;
+        }
         int rc = fast_heap(t, st, &p, end);
         if (rc < 0)
             return -1;
