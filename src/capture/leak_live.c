@@ -339,12 +339,14 @@ static int exact_compact(struct table *t, struct trk_rec_state *st, const uint8_
 static int skip_stack(struct trk_rec_state *st, const uint8_t **pp, const uint8_t *end)
 {
     const uint8_t *p = *pp + 1;
-    uint64_t id, parent;
-    int64_t z;
-    if (trk_get_varint(&p, end, &id) || id == 0 || trk_get_varint(&p, end, &parent) ||
-        trk_get_svarint(&p, end, &z))
-        return 1;
-    st->ip += (uint64_t)z;
+    uint64_t id, parent, z;
+    if (get_var8(&p, &id) || id == 0 || skip_var8(&p) || get_var8(&p, &z) || p > end) {
+        p = *pp + 1; /* a long varint, or past the piece: exactly */
+        if (trk_get_varint(&p, end, &id) || id == 0 || trk_get_varint(&p, end, &parent) ||
+            trk_get_varint(&p, end, &z))
+            return 1;
+    }
+    st->ip += (uint64_t)trk_unzigzag(z);
     *pp = p;
     return 0;
 }
