@@ -196,10 +196,11 @@ static int read_at(int fd, void *buf, size_t len, uint64_t off)
     return 0;
 }
 
-/* Varints read a word at a time: every piece buffer has SLACK readable
- * bytes past its end (buf_fit), so a load at any byte of a record may run
- * past the piece; what a record ends up reading past it is caught after
- * the record (fast_compact). */
+/* Varints read a word at a time, so the fast paths take only records that
+ * start SLACK bytes or more before the piece's end (a compact record reads
+ * at most 1 + 5 * 8 + 8 bytes): pieces are read in place, in the writer's
+ * ring too (trk_ltrack_piece), and nothing past them may be touched. The
+ * last few records of a piece go to the exact decoders. */
 #define SLACK 64
 
 /* Sized to the largest chunk read so far, not to the format's bound
@@ -211,7 +212,6 @@ struct bufs {
 
 static int buf_fit(uint8_t **p, size_t *cap, size_t need)
 {
-    need += SLACK;
     if (need <= *cap)
         return 0;
     size_t nc = *cap ? *cap : (64u << 10);
@@ -291,7 +291,7 @@ static inline int skip_var8(const uint8_t **pp)
  * since format 4, decoded for what the scan needs: seq and address, and an
  * ALLOC's size; the time step and the stack id are only stepped over (no
  * record the scan reads needs the stream's ts). Anything else - a varint
- * over 8 bytes, a record running past the piece - goes to the exact decoder
+ * over 8 bytes, a bad record - goes to the exact decoder
  * (returns 1, st untouched), which the rest of the stream then takes too
  * where the record is really bad. Returns 0 when done, -1 on no memory. */
 static inline int fast_compact(struct table *t, struct trk_rec_state *st, const uint8_t **pp,
@@ -340,7 +340,8 @@ static int skip_stack(struct trk_rec_state *st, const uint8_t **pp, const uint8_
 {
     const uint8_t *p = *pp + 1;
     uint64_t id, parent, z;
-    if (get_var8(&p, &id) || id == 0 || skip_var8(&p) || get_var8(&p, &z) || p > end) {
+    if (end - p < SLACK || get_var8(&p, &id) || id == 0 || skip_var8(&p) || get_var8(&p, &z) ||
+        p > end) {
         p = *pp + 1; /* a long varint, or past the piece: exactly */
         if (trk_get_varint(&p, end, &id) || id == 0 || trk_get_varint(&p, end, &parent) ||
             trk_get_varint(&p, end, &z))
@@ -397,7 +398,7 @@ static int decode_piece(struct table *t, struct trk_rec_state *st, const uint8_t
     const uint8_t *end = p + len;
     struct trk_rec r;
     while (p < end) {
-        if (*p & TRK_REC_COMPACT) {
+        if ((*p & TRK_REC_COMPACT) && end - p >= SLACK) {
             int rc = fast_compact(t, st, &p, end);
             if (rc < 0)
                 return -1;
@@ -560,9 +561,80 @@ static int collect(struct trk_lset *s, const struct table *t)
     return 0;
 }
 
+/* ---- The live set kept as the capture is written (issue 12) -------------
+ *
+ * Reading the whole capture back at exit cost the scan ~200-270
+ * instructions per event of the run, half of them undoing the writer's
+ * HUF or LZ4. The writer hands each DATA piece's raw bytes here as it
+ * writes them (flush lock held, so in file order), and the same decoder
+ * and table as the read-back keep the set current; at exit the scan only
+ * collects it. The bytes and their order are the file's, so the result is
+ * the read-back's; the read-back stays for when this broke (no memory).
+ * The table costs what the read-back's would at exit, held for the run:
+ * live blocks plus those freed since the last watermark (own_mem.h counts
+ * it as the leak scan's). */
+static struct {
+    struct table t;
+    struct streams ss;
+    int state; /* TRACK_* */
+} track;
+
+enum { TRACK_OFF, TRACK_ON, TRACK_BROKEN };
+
+static void track_drop(int state)
+{
+    trk_lmem_free(track.t.v, track.t.cap * sizeof(*track.t.v));
+    trk_lmem_free(track.ss.v, track.ss.cap * sizeof(*track.ss.v));
+    memset(&track, 0, sizeof(track));
+    track.state = state;
+}
+
+void trk_ltrack_start(void)
+{
+    if (track.state == TRACK_OFF)
+        track.state = TRACK_ON;
+}
+
+void trk_ltrack_piece(uint32_t stream, uint64_t off, const uint8_t *p, size_t len)
+{
+    if (track.state != TRACK_ON)
+        return;
+    struct trk_rec_state *st = stream_state(&track.ss, stream);
+    if (!st || (!track.t.v && table_rehash(&track.t))) {
+        track_drop(TRACK_BROKEN);
+        return;
+    }
+    if (off == 0) /* as a reader does at a stream's first piece */
+        memset(st, 0, sizeof(*st));
+    if (decode_piece(&track.t, st, p, len))
+        track_drop(TRACK_BROKEN);
+}
+
+void trk_ltrack_watermark(uint64_t w)
+{
+    if (w > track.t.wm)
+        track.t.wm = w;
+}
+
+/* A fork child's capture starts empty: so does its set (the parent's
+ * blocks are the child's inherited heap, leak_roots.c). */
+void trk_ltrack_fork_child(void)
+{
+    if (track.state != TRACK_OFF)
+        track_drop(TRACK_ON);
+}
+
 int trk_lset_load(struct trk_lset *s, int fd)
 {
     memset(s, 0, sizeof(*s));
+    if (track.state == TRACK_ON && track.t.v) {
+        int rc = collect(s, &track.t);
+        track_drop(TRACK_OFF); /* the scan runs once; what follows is its own */
+        if (rc == 0)
+            return 0;
+        trk_lset_free(s);
+        memset(s, 0, sizeof(*s));
+    }
     char path[64] = "/proc/self/fd/";
     size_t l = strlen(path);
     l += trk_u64_to_dec(path + l, (uint64_t)fd);

@@ -33,6 +33,16 @@ typedef void (*trk_leakscan_drain_fn)(void);
 void trk_leakscan_run(struct trk_thread *t, int fd, const void *stack_top,
                       trk_leakscan_drain_fn drain) TRK_HIDDEN;
 
+/* The live set kept as the capture is written (leak_live.c), so that the
+ * scan need not read the file back. pre: the writer's flush lock held.
+ * start: once the scan is wanted; piece: each DATA chunk's raw bytes, as
+ * written, `off` its stream offset; watermark: each WATERMARK written;
+ * fork_child: the child's capture starts empty. */
+void trk_ltrack_start(void) TRK_HIDDEN;
+void trk_ltrack_piece(uint32_t stream, uint64_t off, const uint8_t *p, size_t len) TRK_HIDDEN;
+void trk_ltrack_watermark(uint64_t w) TRK_HIDDEN;
+void trk_ltrack_fork_child(void) TRK_HIDDEN;
+
 /* ---- Internal to leak_*.c ---------------------------------------------- */
 
 enum { TRK_LB_UNREACHED = 0, TRK_LB_INDIRECT, TRK_LB_POSSIBLE, TRK_LB_REACHABLE };
