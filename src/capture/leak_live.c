@@ -287,32 +287,70 @@ static inline int skip_var8(const uint8_t **pp)
  * allocator: pymalloc (ALLOC slot 3) and pyfree (FREE slot 2). */
 #define COMPACT_PY_SLOTS (1u << 7 | 1u << 2)
 
-/* The compact ALLOC or FREE (docs/FORMAT.md §4.1), nearly every heap record
- * since format 4, decoded for what the scan needs: seq and address, and an
- * ALLOC's size; the time step and the stack id are only stepped over (no
- * record the scan reads needs the stream's ts). Anything else - a varint
- * over 8 bytes, a bad record - goes to the exact decoder
- * (returns 1, st untouched), which the rest of the stream then takes too
- * where the record is really bad. Returns 0 when done, -1 on no memory. */
-static inline int fast_compact(struct table *t, struct trk_rec_state *st, const uint8_t **pp,
-                               const uint8_t *end)
+/* A run of compact ALLOCs and FREEs (docs/FORMAT.md §4.1), nearly every
+ * heap record since format 4, decoded for what the scan needs: seq and
+ * address, and an ALLOC's size; the time step and the stack id are only
+ * stepped over (no record the scan reads needs the stream's ts). Stops at
+ * `lim` (SLACK before the piece's end), at any other record, and at what
+ * it leaves to the exact decoder (a varint over 8 bytes, a bad record).
+ * The stream state and the table's fields live in locals meanwhile: every
+ * store into the table could alias them (all uint64_t), and reloading them
+ * after each one was a fifth of the cost. Returns 0, or -1 on no memory. */
+static int compact_run(struct table *t, struct trk_rec_state *st, const uint8_t **pp,
+                       const uint8_t *lim)
 {
     const uint8_t *p = *pp;
-    unsigned tag = *p++, alloc = tag & TRK_REC_COMPACT_ALLOC;
-    uint64_t sd = (tag >> 2) & 3, a, size = 0;
-    if (!sd && (get_var8(&p, &sd) || !sd))
-        return 1;
-    if ((tag & 3) == 3 && skip_var8(&p))
-        return 1;
-    if (get_var8(&p, &a) || (alloc && (get_var8(&p, &size) || skip_var8(&p))) || p > end)
-        return 1;
-    int64_t d = trk_unzigzag(a >> 1);
-    st->seq += sd;
-    st->addr += (a & 1) ? (uint64_t)d : (uint64_t)d << 4;
+    uint64_t seq = st->seq, addr = st->addr;
+    struct ent *v = t->v;
+    size_t mask = t->cap - 1, n = t->n, full = t->lim;
+    unsigned shift = t->shift;
+    int rc = 0;
+    while (p < lim && (*p & TRK_REC_COMPACT)) {
+        const uint8_t *q = p;
+        unsigned tag = *q++, alloc = tag & TRK_REC_COMPACT_ALLOC;
+        uint64_t sd = (tag >> 2) & 3, a, size = 0;
+        if ((!sd && (get_var8(&q, &sd) || !sd)) || ((tag & 3) == 3 && skip_var8(&q)) ||
+            get_var8(&q, &a) || (alloc && (get_var8(&q, &size) || skip_var8(&q))))
+            break;
+        p = q;
+        int64_t d = trk_unzigzag(a >> 1);
+        seq += sd;
+        addr += (uint64_t)d << ((~a & 1) << 2); /* bit 0 clear: in 16-byte units */
+        if (((COMPACT_PY_SLOTS >> ((tag >> 4) & 7)) & 1) || !addr)
+            continue;
+        if (n >= full) {
+            t->n = n;
+            if (table_rehash(t)) {
+                rc = -1;
+                break;
+            }
+            v = t->v;
+            mask = t->cap - 1;
+            n = t->n;
+            full = t->lim;
+            shift = t->shift;
+        }
+        uint64_t sl = seq | (alloc ? LIVE_BIT : 0);
+        struct ent *e = &v[slot_of(addr, shift)];
+        while (e->addr != addr) {
+            if (!e->addr) {
+                n++;
+                e->addr = addr;
+                e->seqlive = 0;
+                break;
+            }
+            e = e + 1 == v + mask + 1 ? v : e + 1;
+        }
+        if ((e->seqlive & ~LIVE_BIT) <= seq) { /* else a later event of another stream */
+            e->seqlive = sl;
+            e->size = size;
+        }
+    }
+    st->seq = seq;
+    st->addr = addr;
+    t->n = n;
     *pp = p;
-    if ((COMPACT_PY_SLOTS >> ((tag >> 4) & 7)) & 1)
-        return 0;
-    return table_put(t, st->addr, st->seq, alloc != 0, size) ? -1 : 0;
+    return rc;
 }
 
 /* The compact record the fast path left (a long varint, or a bad record),
@@ -398,13 +436,10 @@ static int decode_piece(struct table *t, struct trk_rec_state *st, const uint8_t
     const uint8_t *end = p + len;
     struct trk_rec r;
     while (p < end) {
-        if ((*p & TRK_REC_COMPACT) && end - p >= SLACK) {
-            int rc = fast_compact(t, st, &p, end);
-            if (rc < 0)
-                return -1;
-            if (rc == 0)
-                continue;
-        }
+        if (end - p >= SLACK && compact_run(t, st, &p, end - SLACK))
+            return -1;
+        if (p >= end)
+            break;
         int rc = fast_heap(t, st, &p, end);
         if (rc < 0)
             return -1;
