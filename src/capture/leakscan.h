@@ -6,9 +6,10 @@
  * process's roots (data/bss, thread stacks above their stack pointers,
  * registers, TLS, every other writable mapping).
  *
- * The live block set is rebuilt at exit from the capture this process has
- * already written (read back through /proc/self/fd), so the hot path pays
- * nothing for it. Runs once, on the exiting thread, with the writer's flush
+ * The live block set is what the capture this process has written says:
+ * kept by the writer thread from the bytes it writes (trk_ltrack_*), or,
+ * where that broke, read back through /proc/self/fd; the hot path pays
+ * nothing for it either way. Runs once, on the exiting thread, with the writer's flush
  * lock held; never allocates (raw mmap only), never takes a lock a signal
  * handler could need, and gives up (writing a scan record that says so)
  * rather than hang the host.
