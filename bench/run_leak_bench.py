@@ -7,8 +7,12 @@ costs, next to valgrind --leak-check=full on the same programs.
    seed 1) at --pairs 20000 and 60000 under the tracker with
    TRACKER_LEAK_SCAN=0 and =1; (Ir(60000) - Ir(20000)) / 80000 events is the
    cost per event, and the difference between the two settings is what the
-   scan adds per event (reading the capture back at exit; the hot path is
-   the same code either way).
+   scan adds per event (the hot path is the same code either way). Then
+   the scan's two parts alone (callgrind --toggle-collect, median of 3
+   runs each: the writer's codec per chunk moves single runs): the exit
+   scan (trk_leakscan_run) and the writer thread's upkeep of the live set
+   it collects (trk_ltrack_piece; before issue 12's change the scan read
+   the whole capture back instead, ~200-280 Ir/event).
 2. At exit: bench/leak_exit leaves 1 MB, 100 MB, 1 GB live (1 KiB blocks,
    all reachable); median wall seconds of the whole run, plain, tracker
    without and with the scan, valgrind --leak-check=no and =full.
@@ -30,10 +34,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def callgrind_ir(argv, env):
+def callgrind_ir(argv, env, extra=()):
     with tempfile.TemporaryDirectory() as d:
         full = dict(os.environ, **env)
-        cp = subprocess.run(["valgrind", "--tool=callgrind",
+        cp = subprocess.run(["valgrind", "--tool=callgrind", *extra,
                              "--callgrind-out-file=" + os.path.join(d, "cg.out")] + argv,
                             env=full, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             timeout=1800, cwd=d)
@@ -57,6 +61,17 @@ def per_event(build, preload):
                 e["TRACKER_FORCE"] = "1"
             ir[pairs] = callgrind_ir([bench, "--pairs", str(pairs), "--threads", "1", "--mode",
                                       "ring", "--seed", "1"], e)
+        rows.append((label, ir[20000], ir[60000], (ir[60000] - ir[20000]) / 80000.0))
+    env = {"LD_PRELOAD": preload, "TRACKER_LEAK_SCAN": "1", "TRACKER_OUTPUT": "cg.bin",
+           "TRACKER_FORCE": "1"}
+    for label, fn in (("exit scan alone", "trk_leakscan_run"),
+                      ("writer's live set alone", "trk_ltrack_piece")):
+        ir = {}
+        for pairs in (20000, 60000):
+            ir[pairs] = statistics.median(
+                callgrind_ir([bench, "--pairs", str(pairs), "--threads", "1", "--mode", "ring",
+                              "--seed", "1"], env, ["--toggle-collect=" + fn])
+                for _ in range(3))
         rows.append((label, ir[20000], ir[60000], (ir[60000] - ir[20000]) / 80000.0))
     return rows
 

@@ -50,13 +50,18 @@ struct ent {
  * freed since the last watermark (~10 ms). */
 struct table {
     struct ent *v;
-    size_t cap, n; /* cap a power of two, n <= cap * 3 / 4 */
+    size_t cap, n;  /* cap a power of two */
+    unsigned shift; /* 64 - log2(cap) */
+    size_t lim;     /* rehash when n reaches it: cap * 3 / 4 */
     uint64_t wm;
 };
 
-static inline size_t slot_of(uint64_t a, size_t mask)
+/* Fibonacci hashing: the product's top bits (shift = 64 - log2(cap)); its
+ * middle bits, taken before, left runs of neighbouring heap addresses in
+ * neighbouring slots, and the probes twice as long. */
+static inline size_t slot_of(uint64_t a, unsigned shift)
 {
-    return (size_t)((a >> 4) * 0x9E3779B97F4A7C15ull >> 20) & mask;
+    return (size_t)((a >> 4) * 0x9E3779B97F4A7C15ull >> shift);
 }
 
 static inline int ent_keep(const struct ent *e, uint64_t wm)
@@ -73,8 +78,11 @@ static int table_rehash(struct table *t)
     for (size_t i = 0; i < t->cap; i++)
         keep += ent_keep(&t->v[i], t->wm);
     size_t nc = 1u << 12;
-    while ((keep + 1) * 8 > nc * 3)
+    unsigned shift = 64 - 12;
+    while ((keep + 1) * 8 > nc * 3) {
         nc *= 2;
+        shift--;
+    }
     struct ent *nv = trk_lmem(nc * sizeof(*nv));
     if (!nv)
         return -1;
@@ -82,7 +90,7 @@ static int table_rehash(struct table *t)
         struct ent *e = &t->v[i];
         if (!ent_keep(e, t->wm))
             continue;
-        size_t k = slot_of(e->addr, nc - 1);
+        size_t k = slot_of(e->addr, shift);
         while (nv[k].addr)
             k = (k + 1) & (nc - 1);
         nv[k] = *e;
@@ -91,6 +99,8 @@ static int table_rehash(struct table *t)
     t->v = nv;
     t->cap = nc;
     t->n = keep;
+    t->lim = nc / 4 * 3;
+    t->shift = shift;
     return 0;
 }
 
@@ -100,18 +110,23 @@ __attribute__((always_inline)) static inline int table_put(struct table *t, uint
 {
     if (!addr)
         return 0;
-    if ((t->n + 1) * 4 > t->cap * 3 && table_rehash(t))
+    if (t->n >= t->lim && table_rehash(t))
         return -1;
-    size_t k = slot_of(addr, t->cap - 1);
-    while (t->v[k].addr && t->v[k].addr != addr)
-        k = (k + 1) & (t->cap - 1);
+    size_t mask = t->cap - 1, k = slot_of(addr, t->shift);
     struct ent *e = &t->v[k];
-    if (!e->addr) {
-        t->n++;
-        e->addr = addr;
-    } else if ((e->seqlive & ~LIVE_BIT) > seq) {
-        return 0; /* a later event of another stream already decided it */
+    while (e->addr != addr) {
+        if (!e->addr) {
+            t->n++;
+            e->addr = addr;
+            e->seqlive = seq | (live ? LIVE_BIT : 0);
+            e->size = size;
+            return 0;
+        }
+        k = (k + 1) & mask;
+        e = &t->v[k];
     }
+    if ((e->seqlive & ~LIVE_BIT) > seq)
+        return 0; /* a later event of another stream already decided it */
     e->seqlive = seq | (live ? LIVE_BIT : 0);
     e->size = size;
     return 0;
@@ -181,6 +196,13 @@ static int read_at(int fd, void *buf, size_t len, uint64_t off)
     return 0;
 }
 
+/* Varints read a word at a time, so the fast paths take only records that
+ * start SLACK bytes or more before the piece's end (a compact record reads
+ * at most 1 + 5 * 8 + 8 bytes): pieces are read in place, in the writer's
+ * ring too (trk_ltrack_piece), and nothing past them may be touched. The
+ * last few records of a piece go to the exact decoders. */
+#define SLACK 64
+
 /* Sized to the largest chunk read so far, not to the format's bound
  * (16 MiB each): pieces are usually far smaller. */
 struct bufs {
@@ -206,11 +228,136 @@ static int buf_fit(uint8_t **p, size_t *cap, size_t need)
 
 #define STORED_MAX (TRK_CHUNK_RAW_MAX + TRK_CHUNK_RAW_MAX / 255 + 16)
 
-/* The compact ALLOC or FREE (docs/FORMAT.md §4.1), nearly every heap record
- * since format 4, through the decoder trk_rec_decode itself uses
- * (record.h), so the two cannot disagree. Same returns as fast_heap. */
-static int fast_compact(struct table *t, struct trk_rec_state *st, const uint8_t **pp,
-                        const uint8_t *end)
+static inline uint64_t load_le64(const uint8_t *p)
+{
+    uint64_t v;
+    __builtin_memcpy(&v, p, 8); /* -fno-builtin: a call otherwise */
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+}
+
+#define VARINT_STOPS 0x8080808080808080ull
+
+/* The varint at *pp if it has at most 8 bytes (every one a heap record's
+ * fields hold below 2^56), branch-free past the two shortest: returns 0, or
+ * 1 to leave the record to the exact decoder. */
+static inline int get_var8(const uint8_t **pp, uint64_t *out)
+{
+    uint64_t w = load_le64(*pp);
+    if (!(w & 0x80)) {
+        *out = w & 0x7f;
+        *pp += 1;
+        return 0;
+    }
+    if (!(w & 0x8000)) {
+        *out = (w & 0x7f) | ((w >> 1) & 0x3f80);
+        *pp += 2;
+        return 0;
+    }
+    if (!(w & 0x800000)) { /* a heap address delta's usual length */
+        *out = (w & 0x7f) | ((w >> 1) & 0x3f80) | ((w >> 2) & 0x1fc000);
+        *pp += 3;
+        return 0;
+    }
+    uint64_t stops = ~w & VARINT_STOPS;
+    if (!stops)
+        return 1;
+    unsigned last = (unsigned)__builtin_ctzll(stops); /* bit 7 of the last byte */
+    *pp += (last >> 3) + 1;
+    uint64_t x = w & ((2ull << last) - 1) & ~VARINT_STOPS; /* its 7-bit groups, then fold */
+    x = (x & 0x007f007f007f007full) | ((x & 0x7f007f007f007f00ull) >> 1);
+    x = (x & 0x00003fff00003fffull) | ((x & 0x3fff00003fff0000ull) >> 2);
+    *out = (x & 0x000000000fffffffull) | ((x & 0x0fffffff00000000ull) >> 4);
+    return 0;
+}
+
+/* Past a varint of at most 8 bytes whose value the scan does not need. */
+static inline int skip_var8(const uint8_t **pp)
+{
+    uint64_t stops = ~load_le64(*pp) & VARINT_STOPS;
+    if (!stops)
+        return 1;
+    *pp += ((unsigned)__builtin_ctzll(stops) >> 3) + 1;
+    return 0;
+}
+
+/* Compact tag bits 6..4 (A KK, docs/FORMAT.md §4.1) of Python's own
+ * allocator: pymalloc (ALLOC slot 3) and pyfree (FREE slot 2). */
+#define COMPACT_PY_SLOTS (1u << 7 | 1u << 2)
+
+/* A run of compact ALLOCs and FREEs (docs/FORMAT.md §4.1), nearly every
+ * heap record since format 4, decoded for what the scan needs: seq and
+ * address, and an ALLOC's size; the time step and the stack id are only
+ * stepped over (no record the scan reads needs the stream's ts). Stops at
+ * `lim` (SLACK before the piece's end), at any other record, and at what
+ * it leaves to the exact decoder (a varint over 8 bytes, a bad record).
+ * The stream state and the table's fields live in locals meanwhile: every
+ * store into the table could alias them (all uint64_t), and reloading them
+ * after each one was a fifth of the cost. Returns 0, or -1 on no memory. */
+static int compact_run(struct table *t, struct trk_rec_state *st, const uint8_t **pp,
+                       const uint8_t *lim)
+{
+    const uint8_t *p = *pp;
+    uint64_t seq = st->seq, addr = st->addr;
+    struct ent *v = t->v;
+    size_t mask = t->cap - 1, n = t->n, full = t->lim;
+    unsigned shift = t->shift;
+    int rc = 0;
+    while (p < lim && (*p & TRK_REC_COMPACT)) {
+        const uint8_t *q = p;
+        unsigned tag = *q++, alloc = tag & TRK_REC_COMPACT_ALLOC;
+        uint64_t sd = (tag >> 2) & 3, a, size = 0;
+        if ((!sd && (get_var8(&q, &sd) || !sd)) || ((tag & 3) == 3 && skip_var8(&q)) ||
+            get_var8(&q, &a) || (alloc && (get_var8(&q, &size) || skip_var8(&q))))
+            break;
+        p = q;
+        int64_t d = trk_unzigzag(a >> 1);
+        seq += sd;
+        addr += (uint64_t)d << ((~a & 1) << 2); /* bit 0 clear: in 16-byte units */
+        if (((COMPACT_PY_SLOTS >> ((tag >> 4) & 7)) & 1) || !addr)
+            continue;
+        if (n >= full) {
+            t->n = n;
+            if (table_rehash(t)) {
+                rc = -1;
+                break;
+            }
+            v = t->v;
+            mask = t->cap - 1;
+            n = t->n;
+            full = t->lim;
+            shift = t->shift;
+        }
+        uint64_t sl = seq | (alloc ? LIVE_BIT : 0);
+        struct ent *e = &v[slot_of(addr, shift)];
+        while (e->addr != addr) {
+            if (!e->addr) {
+                n++;
+                e->addr = addr;
+                e->seqlive = 0;
+                break;
+            }
+            e = e + 1 == v + mask + 1 ? v : e + 1;
+        }
+        if ((e->seqlive & ~LIVE_BIT) <= seq) { /* else a later event of another stream */
+            e->seqlive = sl;
+            e->size = size;
+        }
+    }
+    st->seq = seq;
+    st->addr = addr;
+    t->n = n;
+    *pp = p;
+    return rc;
+}
+
+/* The compact record the fast path left (a long varint, or a bad record),
+ * through the decoder trk_rec_decode itself uses (record.h), so the two
+ * cannot disagree. Same returns as fast_heap. */
+static int exact_compact(struct table *t, struct trk_rec_state *st, const uint8_t **pp,
+                         const uint8_t *end)
 {
     const uint8_t *p = *pp + 1;
     unsigned tag = **pp;
@@ -230,12 +377,15 @@ static int fast_compact(struct table *t, struct trk_rec_state *st, const uint8_t
 static int skip_stack(struct trk_rec_state *st, const uint8_t **pp, const uint8_t *end)
 {
     const uint8_t *p = *pp + 1;
-    uint64_t id, parent;
-    int64_t z;
-    if (trk_get_varint(&p, end, &id) || id == 0 || trk_get_varint(&p, end, &parent) ||
-        trk_get_svarint(&p, end, &z))
-        return 1;
-    st->ip += (uint64_t)z;
+    uint64_t id, parent, z;
+    if (end - p < SLACK || get_var8(&p, &id) || id == 0 || skip_var8(&p) || get_var8(&p, &z) ||
+        p > end) {
+        p = *pp + 1; /* a long varint, or past the piece: exactly */
+        if (trk_get_varint(&p, end, &id) || id == 0 || trk_get_varint(&p, end, &parent) ||
+            trk_get_varint(&p, end, &z))
+            return 1;
+    }
+    st->ip += (uint64_t)trk_unzigzag(z);
     *pp = p;
     return 0;
 }
@@ -249,7 +399,7 @@ static int fast_heap(struct table *t, struct trk_rec_state *st, const uint8_t **
     const uint8_t *p = *pp;
     unsigned tag = *p, cls = tag & TRK_REC_CLASS_MASK, kind = tag & TRK_REC_KIND_MASK;
     if (tag & TRK_REC_COMPACT)
-        return fast_compact(t, st, pp, end);
+        return exact_compact(t, st, pp, end);
     if (tag == TRK_REC_STACK)
         return skip_stack(st, pp, end);
     if ((cls != TRK_REC_ALLOC_BASE && cls != TRK_REC_FREE_BASE && cls != TRK_REC_REALLOC_BASE) ||
@@ -286,6 +436,10 @@ static int decode_piece(struct table *t, struct trk_rec_state *st, const uint8_t
     const uint8_t *end = p + len;
     struct trk_rec r;
     while (p < end) {
+        if (end - p >= SLACK && compact_run(t, st, &p, end - SLACK))
+            return -1;
+        if (p >= end)
+            break;
         int rc = fast_heap(t, st, &p, end);
         if (rc < 0)
             return -1;
@@ -442,9 +596,80 @@ static int collect(struct trk_lset *s, const struct table *t)
     return 0;
 }
 
+/* ---- The live set kept as the capture is written (issue 12) -------------
+ *
+ * Reading the whole capture back at exit cost the scan ~200-270
+ * instructions per event of the run, half of them undoing the writer's
+ * HUF or LZ4. The writer hands each DATA piece's raw bytes here as it
+ * writes them (flush lock held, so in file order), and the same decoder
+ * and table as the read-back keep the set current; at exit the scan only
+ * collects it. The bytes and their order are the file's, so the result is
+ * the read-back's; the read-back stays for when this broke (no memory).
+ * The table costs what the read-back's would at exit, held for the run:
+ * live blocks plus those freed since the last watermark (own_mem.h counts
+ * it as the leak scan's). */
+static struct {
+    struct table t;
+    struct streams ss;
+    int state; /* TRACK_* */
+} track;
+
+enum { TRACK_OFF, TRACK_ON, TRACK_BROKEN };
+
+static void track_drop(int state)
+{
+    trk_lmem_free(track.t.v, track.t.cap * sizeof(*track.t.v));
+    trk_lmem_free(track.ss.v, track.ss.cap * sizeof(*track.ss.v));
+    memset(&track, 0, sizeof(track));
+    track.state = state;
+}
+
+void trk_ltrack_start(void)
+{
+    if (track.state == TRACK_OFF)
+        track.state = TRACK_ON;
+}
+
+void trk_ltrack_piece(uint32_t stream, uint64_t off, const uint8_t *p, size_t len)
+{
+    if (track.state != TRACK_ON)
+        return;
+    struct trk_rec_state *st = stream_state(&track.ss, stream);
+    if (!st || (!track.t.v && table_rehash(&track.t))) {
+        track_drop(TRACK_BROKEN);
+        return;
+    }
+    if (off == 0) /* as a reader does at a stream's first piece */
+        memset(st, 0, sizeof(*st));
+    if (decode_piece(&track.t, st, p, len))
+        track_drop(TRACK_BROKEN);
+}
+
+void trk_ltrack_watermark(uint64_t w)
+{
+    if (w > track.t.wm)
+        track.t.wm = w;
+}
+
+/* A fork child's capture starts empty: so does its set (the parent's
+ * blocks are the child's inherited heap, leak_roots.c). */
+void trk_ltrack_fork_child(void)
+{
+    if (track.state != TRACK_OFF)
+        track_drop(TRACK_ON);
+}
+
 int trk_lset_load(struct trk_lset *s, int fd)
 {
     memset(s, 0, sizeof(*s));
+    if (track.state == TRACK_ON && track.t.v) {
+        int rc = collect(s, &track.t);
+        track_drop(TRACK_OFF); /* the scan runs once; what follows is its own */
+        if (rc == 0)
+            return 0;
+        trk_lset_free(s);
+        memset(s, 0, sizeof(*s));
+    }
     char path[64] = "/proc/self/fd/";
     size_t l = strlen(path);
     l += trk_u64_to_dec(path + l, (uint64_t)fd);

@@ -6,9 +6,10 @@
  * process's roots (data/bss, thread stacks above their stack pointers,
  * registers, TLS, every other writable mapping).
  *
- * The live block set is rebuilt at exit from the capture this process has
- * already written (read back through /proc/self/fd), so the hot path pays
- * nothing for it. Runs once, on the exiting thread, with the writer's flush
+ * The live block set is what the capture this process has written says:
+ * kept by the writer thread from the bytes it writes (trk_ltrack_*), or,
+ * where that broke, read back through /proc/self/fd; the hot path pays
+ * nothing for it either way. Runs once, on the exiting thread, with the writer's flush
  * lock held; never allocates (raw mmap only), never takes a lock a signal
  * handler could need, and gives up (writing a scan record that says so)
  * rather than hang the host.
@@ -32,6 +33,16 @@ typedef void (*trk_leakscan_drain_fn)(void);
  * program's). Writes LEAK_SCAN and LEAK records into t's stream. */
 void trk_leakscan_run(struct trk_thread *t, int fd, const void *stack_top,
                       trk_leakscan_drain_fn drain) TRK_HIDDEN;
+
+/* The live set kept as the capture is written (leak_live.c), so that the
+ * scan need not read the file back. pre: the writer's flush lock held.
+ * start: once the scan is wanted; piece: each DATA chunk's raw bytes, as
+ * written, `off` its stream offset; watermark: each WATERMARK written;
+ * fork_child: the child's capture starts empty. */
+void trk_ltrack_start(void) TRK_HIDDEN;
+void trk_ltrack_piece(uint32_t stream, uint64_t off, const uint8_t *p, size_t len) TRK_HIDDEN;
+void trk_ltrack_watermark(uint64_t w) TRK_HIDDEN;
+void trk_ltrack_fork_child(void) TRK_HIDDEN;
 
 /* ---- Internal to leak_*.c ---------------------------------------------- */
 

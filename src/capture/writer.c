@@ -215,6 +215,15 @@ static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to, int co
 {
     uint64_t len = to - from, size = t->ring_mask + 1, off = from & t->ring_mask;
     uint64_t first = size - off < len ? size - off : len;
+    if (leak_scan) { /* the exit scan's live set, kept from the same bytes (leakscan.h) */
+        if (first == len) {
+            trk_ltrack_piece(t->stream, from, t->ring + off, len);
+        } else {
+            memcpy(raw_buf, t->ring + off, first);
+            memcpy(raw_buf + first, t->ring, len - first);
+            trk_ltrack_piece(t->stream, from, raw_buf, len);
+        }
+    }
     uint8_t *skip = &lz_skip[t->stream % sizeof(lz_skip)];
     if (*skip || len < LZ_MIN_LEN || !trk_cfg.compress || !compress) {
         /* Stored straight from the ring: the bytes stay put until consumed
@@ -322,8 +331,10 @@ static void flush_cycle(int final, int compress)
     }
     if (final)
         w = UINT64_MAX;
-    if (w > last_wm && write_chunk(TRK_CHUNK_WATERMARK, 0, NULL, 0, 0, TRK_CODEC_STORED, w) == 0)
+    if (w > last_wm && write_chunk(TRK_CHUNK_WATERMARK, 0, NULL, 0, 0, TRK_CODEC_STORED, w) == 0) {
         last_wm = w;
+        trk_ltrack_watermark(w);
+    }
 }
 
 static void *writer_main(void *arg)
@@ -450,6 +461,8 @@ int trk_writer_start(void)
     }
     nthreads_resolve();
     leak_scan = (int)trk_env_long(TRK_ENV_LEAK_SCAN);
+    if (leak_scan)
+        trk_ltrack_start();
     /* Opened here, on the program's thread (constructor, fork child), not
      * by the sampler: a background open or close races with a program that
      * closes a number twice (bash), and would take the number the program
@@ -500,7 +513,8 @@ static void drain_locked(void)
 
 /* At the process's end (not at an exec: the image goes on), classify the
  * heap blocks still live (leakscan.h). Everything recorded is flushed
- * first: the scan reads the live set back from the file. */
+ * first: the live set is what the file holds (kept as it was written, or
+ * read back from it). */
 static void leak_scan_at_exit(int reason, const void *stack_top)
 {
     if (!leak_scan || (reason != TRK_END_EXIT && reason != TRK_END_UEXIT) ||
@@ -614,4 +628,5 @@ void trk_writer_fork_child(void)
     chunks_written = 0;
     last_wm = 0;
     trk_lroots_fork_child(); /* the inherited blocks are not in our capture */
+    trk_ltrack_fork_child();
 }

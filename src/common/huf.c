@@ -162,15 +162,22 @@ __attribute__((target("bmi2"))) static uint8_t *encode_bmi2(const uint8_t *in, s
 }
 #endif
 
-static uint8_t *encode_bits(const uint8_t *in, size_t n, const uint32_t ent[NSYM], uint8_t *p)
-{
 #if defined(__x86_64__)
+static int cpu_bmi2(void)
+{
     static int bmi2; /* 0: not probed, 1: yes, 2: no */
     if (!bmi2) {
         unsigned a, b, c, d;
         bmi2 = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_BMI2) ? 1 : 2;
     }
-    if (bmi2 == 1)
+    return bmi2 == 1;
+}
+#endif
+
+static uint8_t *encode_bits(const uint8_t *in, size_t n, const uint32_t ent[NSYM], uint8_t *p)
+{
+#if defined(__x86_64__)
+    if (cpu_bmi2())
         return encode_bmi2(in, n, ent, p);
 #endif
     return encode_body(in, n, ent, p);
@@ -207,6 +214,76 @@ size_t trk_huf_encode(const uint8_t *in, size_t n, uint8_t *out, size_t cap)
         out[s / 2] = (uint8_t)(len[s] | len[s + 1] << 4);
     uint8_t *p = encode_bits(in, n, ent, out + TRK_HUF_TABLE);
     return (size_t)(p - out);
+}
+
+static inline uint64_t load_be64(const uint8_t *p)
+{
+    uint64_t v;
+    __builtin_memcpy(&v, p, 8); /* the preload builds with -fno-builtin */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+}
+
+/* The bulk of a chunk whose code is complete (the Kraft sum exactly 1, as
+ * every Huffman code is): then every TRK_HUF_MAX_LEN-bit prefix begins a
+ * code, so no lookup can fail and five codes go per refill unchecked (the
+ * checks were half of the decoder's cost, which the leak scan at exit pays
+ * for every event: leakscan.h). Stops where fewer than 8 input bytes or
+ * output symbols are left; the caller's loop, with its checks, finishes.
+ * Returns the symbols written; *acc and *nb as the caller's loop keeps them. */
+__attribute__((always_inline)) static inline size_t
+decode_body(const uint16_t *table, const uint8_t **pp, const uint8_t *end, uint8_t *out, size_t raw,
+            uint64_t *accp, unsigned *nbp)
+{
+    const uint8_t *p = *pp;
+    uint64_t acc = *accp;
+    unsigned nb = *nbp;
+    size_t i = 0;
+#define HUF_ONE()                                                                                  \
+    do {                                                                                           \
+        uint16_t e = table[acc >> (64 - TRK_HUF_MAX_LEN)];                                         \
+        out[i++] = (uint8_t)e;                                                                     \
+        acc <<= e >> 8;                                                                            \
+        nb -= e >> 8;                                                                              \
+    } while (0)
+    while (end - p >= 8 && raw - i >= 5) {
+        acc |= load_be64(p) >> nb; /* then at least 56 valid bits: five codes */
+        unsigned take = (63 - nb) >> 3;
+        p += take;
+        nb += take << 3;
+        HUF_ONE();
+        HUF_ONE();
+        HUF_ONE();
+        HUF_ONE();
+        HUF_ONE();
+    }
+#undef HUF_ONE
+    *pp = p;
+    *accp = acc;
+    *nbp = nb;
+    return i;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("bmi2"))) static size_t decode_bmi2(const uint16_t *table, const uint8_t **pp,
+                                                          const uint8_t *end, uint8_t *out,
+                                                          size_t raw, uint64_t *accp, unsigned *nbp)
+{
+    return decode_body(table, pp, end, out, raw, accp, nbp);
+}
+#endif
+
+/* Compiled twice, as the encoder: its shifts by a code's length too. */
+static size_t decode_complete(const uint16_t *table, const uint8_t **pp, const uint8_t *end,
+                              uint8_t *out, size_t raw, uint64_t *accp, unsigned *nbp)
+{
+#if defined(__x86_64__)
+    if (cpu_bmi2())
+        return decode_bmi2(table, pp, end, out, raw, accp, nbp);
+#endif
+    return decode_body(table, pp, end, out, raw, accp, nbp);
 }
 
 int trk_huf_decode(const uint8_t *in, size_t len, uint8_t *out, size_t raw)
@@ -246,6 +323,8 @@ int trk_huf_decode(const uint8_t *in, size_t len, uint8_t *out, size_t raw)
     uint64_t acc = 0;
     unsigned nb = 0;
     size_t i = 0;
+    if (kraft == 1u << TRK_HUF_MAX_LEN)
+        i = decode_complete(table, &p, end, out, raw, &acc, &nb);
     while (i < raw) {
         if (end - p >= 8) {
             /* Eight bytes at once: at least 56 valid bits, five codes. */
