@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "capture/eh_trim.h"
 #include "capture/events.h"
 #include "capture/fds.h"
 #include "capture/layers.h"
@@ -397,6 +398,7 @@ static void *sampler_main(void *arg)
         if ((ticks++ * (unsigned)period) % 10 == 0 && trk_modules_changed(t))
             trk_modules_snapshot(t);
         trk_layers_sample(t); /* e.g. driver-reported GPU memory (src/gpu) */
+        trk_eh_trim_tick(t);  /* the unwind tables' pages we read, back */
         struct timespec ts = {period / 1000, (long)(period % 1000) * 1000000L};
         nanosleep(&ts, NULL);
     }
@@ -519,6 +521,11 @@ void trk_writer_finish(int reason, int stop)
      * otherwise scanned for this thread). */
     const void *stack_top = (const char *)__builtin_frame_address(0) - 6 * sizeof(void *);
     int was = trk_guard_enter_internal();
+    /* The scan's memory comes on top of everything else: the unwind
+     * tables' pages go first, before any lock of ours is held (the loader's
+     * lock is taken). */
+    if (stop && leak_scan && (reason == TRK_END_EXIT || reason == TRK_END_UEXIT))
+        trk_eh_trim(trk_tl_thread);
     pthread_mutex_lock(&flush_lock);
     if (atomic_load(&finished) || atomic_load(&ended)) {
         pthread_mutex_unlock(&flush_lock);

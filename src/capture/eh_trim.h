@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * eh_trim.h - giving back the unwind tables' pages (eh_trim.c).
+ */
+#ifndef TRK_CAPTURE_EH_TRIM_H
+#define TRK_CAPTURE_EH_TRIM_H
+
+#include <stdint.h>
+
+#include "capture/thread.h"
+
+/* How often the sampler gives them back: rarely enough that the pages the
+ * rule cache's misses read again cost nothing measurable, often enough
+ * that the peak holds about one period's worth. */
+#define TRK_EH_TRIM_PERIOD_NS 500000000ull
+
+/* Unmaps the pages of every loaded object's unwind tables from this
+ * process (they stay in the page cache). Takes the loader's lock
+ * (dl_iterate_phdr), as t's loader section (NULL: none): never from a
+ * hook. */
+void trk_eh_trim(struct trk_thread *t) TRK_HIDDEN;
+/* trk_eh_trim when TRK_EH_TRIM_PERIOD_NS passed since the last one: the
+ * sampler thread's tick. */
+void trk_eh_trim_tick(struct trk_thread *t) TRK_HIDDEN;
+
+#endif /* TRK_CAPTURE_EH_TRIM_H */
