@@ -10,7 +10,11 @@
  * 9.9 MB .eh_frame alone gave 6.6 MB) counted in the program's peak RSS for
  * the rest of its life. madvise(MADV_DONTNEED) unmaps them from this
  * process; they stay in the page cache, and a later read takes a minor
- * fault. Only the rule cache's misses read them again.
+ * fault. Only the rule cache's misses read them again. Done by the sampler
+ * thread every TRK_EH_TRIM_PERIOD_NS, never at exit: dl_iterate_phdr there
+ * could wait forever on a thread of the program stopped inside the
+ * loader's lock (the pages of the last period were ~1.5 MB on
+ * `import torch`, not worth that).
  *
  * Safe because the range is clean file data: MADV_DONTNEED on a private
  * mapping throws away private changes, so only pages that can never have
@@ -28,7 +32,6 @@
  */
 #include <elf.h>
 #include <link.h>
-#include <stdatomic.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -53,8 +56,7 @@ static int has_textrel(const struct dl_phdr_info *info)
 }
 
 /* The range to give back of one object: [*lo, *hi), or 0 if none. */
-static int trim_range(const struct dl_phdr_info *info, uintptr_t page, uintptr_t *lo,
-                      uintptr_t *hi)
+static int trim_range(const struct dl_phdr_info *info, uintptr_t page, uintptr_t *lo, uintptr_t *hi)
 {
     const ElfW(Phdr) *eh = NULL;
     for (int i = 0; i < info->dlpi_phnum; i++)
@@ -81,7 +83,6 @@ static int trim_range(const struct dl_phdr_info *info, uintptr_t page, uintptr_t
 
 struct trim_ctx {
     uintptr_t page, vdso;
-    uint64_t bytes;
 };
 
 /* The vDSO's pages are the kernel's: its ELF header is where AT_SYSINFO_EHDR
@@ -102,30 +103,23 @@ static int trim_cb(struct dl_phdr_info *info, size_t size, void *arg)
     uintptr_t lo, hi;
     if (is_vdso(info, c->vdso))
         return 0;
-    if (trim_range(info, c->page, &lo, &hi) && madvise((void *)lo, hi - lo, MADV_DONTNEED) == 0)
-        c->bytes += hi - lo;
+    if (trim_range(info, c->page, &lo, &hi))
+        madvise((void *)lo, hi - lo, MADV_DONTNEED); /* a failure leaves them mapped, no more */
     return 0;
 }
 
-static _Atomic uint64_t last_ns;
-
-void trk_eh_trim(struct trk_thread *t)
-{
-    struct trim_ctx c = {(uintptr_t)sysconf(_SC_PAGESIZE), (uintptr_t)getauxval(AT_SYSINFO_EHDR),
-                         0};
-    if (c.page == 0 || (c.page & (c.page - 1)))
-        return;
-    atomic_store_explicit(&last_ns, trk_now_ns(), memory_order_relaxed);
-    if (t)
-        trk_dl_enter(t); /* a fork must not catch us inside the loader's lock */
-    dl_iterate_phdr(trim_cb, &c);
-    if (t)
-        trk_dl_leave(t);
-}
+static uint64_t last_ns; /* sampler thread only */
 
 void trk_eh_trim_tick(struct trk_thread *t)
 {
     uint64_t now = trk_now_ns();
-    if (now - atomic_load_explicit(&last_ns, memory_order_relaxed) >= TRK_EH_TRIM_PERIOD_NS)
-        trk_eh_trim(t);
+    if (now - last_ns < TRK_EH_TRIM_PERIOD_NS)
+        return;
+    last_ns = now;
+    struct trim_ctx c = {(uintptr_t)sysconf(_SC_PAGESIZE), (uintptr_t)getauxval(AT_SYSINFO_EHDR)};
+    if (c.page == 0 || (c.page & (c.page - 1)))
+        return;
+    trk_dl_enter(t); /* a fork must not catch us inside the loader's lock */
+    dl_iterate_phdr(trim_cb, &c);
+    trk_dl_leave(t);
 }

@@ -14,13 +14,10 @@
  * that the peak holds about one period's worth. */
 #define TRK_EH_TRIM_PERIOD_NS 500000000ull
 
-/* Unmaps the pages of every loaded object's unwind tables from this
+/* Every TRK_EH_TRIM_PERIOD_NS (the sampler thread's tick, t its state):
+ * unmaps the pages of every loaded object's unwind tables from this
  * process (they stay in the page cache). Takes the loader's lock
- * (dl_iterate_phdr), as t's loader section (NULL: none): never from a
- * hook. */
-void trk_eh_trim(struct trk_thread *t) TRK_HIDDEN;
-/* trk_eh_trim when TRK_EH_TRIM_PERIOD_NS passed since the last one: the
- * sampler thread's tick. */
+ * (dl_iterate_phdr) as t's loader section: never from a hook or at exit. */
 void trk_eh_trim_tick(struct trk_thread *t) TRK_HIDDEN;
 
 #endif /* TRK_CAPTURE_EH_TRIM_H */

@@ -521,11 +521,6 @@ void trk_writer_finish(int reason, int stop)
      * otherwise scanned for this thread). */
     const void *stack_top = (const char *)__builtin_frame_address(0) - 6 * sizeof(void *);
     int was = trk_guard_enter_internal();
-    /* The scan's memory comes on top of everything else: the unwind
-     * tables' pages go first, before any lock of ours is held (the loader's
-     * lock is taken). */
-    if (stop && leak_scan && (reason == TRK_END_EXIT || reason == TRK_END_UEXIT))
-        trk_eh_trim(trk_tl_thread);
     pthread_mutex_lock(&flush_lock);
     if (atomic_load(&finished) || atomic_load(&ended)) {
         pthread_mutex_unlock(&flush_lock);
