@@ -11,8 +11,10 @@ bytes/event, instructions/event; ratios against plain of the same workload):
                process tree (valgrind --trace-children) at --pairs 60000 minus
                at --pairs 20000, over the 80,000 events between; VM noise does
                not move it. Shown in the Ir/event column of the ring 1T rows.
-  torch        `python3 -c "import torch"`: plain, tracker (hybrid default),
-               tracker --python-only (when the interpreter has torch).
+  torch        `python3 -c "import torch"` and bench/workloads/torch_train.py
+               (30 SGD steps on the CPU): plain, tracker (hybrid default),
+               tracker --python-only (when the interpreter has torch); notes
+               give the tracker's own memory (`stats` tracker_memory).
   python       bench/workloads/ plain, tracker modes and memray side by side
                (bench/run_python_bench.py, run as a child; memray columns when
                --memray-path or $MEMRAY_PATH points at an importable memray).
@@ -150,37 +152,62 @@ def section_callgrind(args, bench, cfgs, tmp, rows):
     return []
 
 
+TORCH_WORKLOADS = (("import torch", ["-c", "import torch"]),
+                   ("torch_train 30 steps", [os.path.join(HERE, "workloads", "torch_train.py"), "30"]))
+
+
+def own_memory(tracker, cap):
+    """(peak, at end) of the tracker's own memory in the traced process, MB
+    (`tracker stats --json`, tracker_memory), or (None, None)."""
+    try:
+        cp = subprocess.run([tracker, "stats", "--json", cap], capture_output=True, timeout=300)
+        m = json.loads(cp.stdout.decode()).get("tracker_memory") or {}
+    except (subprocess.SubprocessError, OSError, ValueError):
+        return None, None
+    return (m.get("peak_bytes", 0) / 2**20 if "peak_bytes" in m else None,
+            m.get("total_bytes", 0) / 2**20 if "total_bytes" in m else None)
+
+
 def section_torch(args, python, tracker, tmp, rows):
-    code = "import torch"
-    if subprocess.run([python, "-c", code], capture_output=True, timeout=args.timeout).returncode:
+    if subprocess.run([python, "-c", "import torch"], capture_output=True,
+                      timeout=args.timeout).returncode:
         return [f"torch skipped: `{python} -c 'import torch'` fails"]
     modes = [("plain", None), ("tracker", []), ("tracker --python-only", ["--python-only"])]
-    res = {m: [] for m, _ in modes}
-    for rep in range(args.torch_reps):
-        k = rep % len(modes)
-        for mname, flags in modes[k:] + modes[:k]:
-            d = os.path.join(tmp, "torch")
-            shutil.rmtree(d, ignore_errors=True)
-            os.makedirs(d)
-            cap = os.path.join(d, "cap.trk")
-            argv = ([python, "-c", code] if flags is None else
-                    [tracker, "run", "-q", "-f", "-o", cap, "--python", python] + flags + ["-c", code])
-            try:
-                r = run_python_bench.run_one(argv, dict(os.environ), d, args.timeout)
-            except run_python_bench.RunError as e:
-                log(f"[torch {rep + 1}/{args.torch_reps}] {mname}: FAILED {e}")
-                continue
-            files = glob.glob(os.path.join(d, "cap*.trk"))
-            r["size"] = sum(os.path.getsize(f) for f in files) if files else None
-            res[mname].append(r)
-            log(f"[torch {rep + 1}/{args.torch_reps}] {mname:22s} wall {r['wall']:.3f} cpu {r['cpu']:.3f} "
-                f"rss {r['rss_kb'] / 1024:.0f} MB")
-    for mname, _ in modes:
-        rs = res[mname]
-        rows.append({"section": "torch", "workload": "import torch", "mode": mname, "n": len(rs),
-                     "wall": med([r["wall"] for r in rs]), "cpu": med([r["cpu"] for r in rs]),
-                     "rss_kb": med([r["rss_kb"] for r in rs]), "size": med([r["size"] for r in rs])})
-    return []
+    notes = []
+    for wname, pyargs in TORCH_WORKLOADS:
+        res = {m: [] for m, _ in modes}
+        for rep in range(args.torch_reps):
+            k = rep % len(modes)
+            for mname, flags in modes[k:] + modes[:k]:
+                d = os.path.join(tmp, "torch")
+                shutil.rmtree(d, ignore_errors=True)
+                os.makedirs(d)
+                cap = os.path.join(d, "cap.trk")
+                argv = ([python] + pyargs if flags is None else
+                        [tracker, "run", "-q", "-f", "-o", cap, "--python", python] + flags + pyargs)
+                try:
+                    r = run_python_bench.run_one(argv, dict(os.environ), d, args.timeout)
+                except run_python_bench.RunError as e:
+                    log(f"[{wname} {rep + 1}/{args.torch_reps}] {mname}: FAILED {e}")
+                    continue
+                files = glob.glob(os.path.join(d, "cap*.trk"))
+                r["size"] = sum(os.path.getsize(f) for f in files) if files else None
+                r["own_peak"], r["own_end"] = own_memory(tracker, cap) if files else (None, None)
+                res[mname].append(r)
+                log(f"[{wname} {rep + 1}/{args.torch_reps}] {mname:22s} wall {r['wall']:.3f} "
+                    f"cpu {r['cpu']:.3f} rss {r['rss_kb'] / 1024:.0f} MB")
+        for mname, _ in modes:
+            rs = res[mname]
+            rows.append({"section": "torch", "workload": wname, "mode": mname, "n": len(rs),
+                         "wall": med([r["wall"] for r in rs]), "cpu": med([r["cpu"] for r in rs]),
+                         "rss_kb": med([r["rss_kb"] for r in rs]), "size": med([r["size"] for r in rs])})
+            peaks = [r["own_peak"] for r in rs if r.get("own_peak") is not None]
+            if peaks:
+                notes.append(f"{wname}, {mname}: tracker's own memory (`stats` tracker_memory, "
+                             f"medians) {med(peaks):.1f} MB at its peak, "
+                             f"{med([r['own_end'] for r in rs if r.get('own_end') is not None]):.1f} MB "
+                             "at the end")
+    return notes
 
 
 def section_python(args, python, tracker, tmp, rows):
@@ -259,11 +286,12 @@ def targets(rows):
     verdict("allocbench 1T tracker, bytes/event", t1 and t1.get("bpe"), 5.0, " B")
     verdict(f"allocbench 1T {sm}, CPU", x("allocbench", "ring 1T", sm), 1.5)
     verdict(f"allocbench 2T {sm}, CPU", x("allocbench", "ring 2T", sm), 1.5)
-    verdict("import torch, tracker (hybrid), wall", x("torch", "import torch", "tracker", "wall"), 2.5)
-    t, p = R.get(("torch", "import torch", "tracker")), R.get(("torch", "import torch", "plain"))
-    verdict("import torch, tracker, extra peak RSS",
-            (t["rss_kb"] - p["rss_kb"]) / 1024 if t and p and t.get("rss_kb") and p.get("rss_kb") else None,
-            40, " MB")
+    for w, limit in (("import torch", 2.5), ("torch_train 30 steps", 1.4)):
+        verdict(f"{w}, tracker (hybrid), wall", x("torch", w, "tracker", "wall"), limit)
+        t, p = R.get(("torch", w, "tracker")), R.get(("torch", w, "plain"))
+        verdict(f"{w}, tracker, extra peak RSS",
+                (t["rss_kb"] - p["rss_kb"]) / 1024 if t and p and t.get("rss_kb") and p.get("rss_kb")
+                else None, 40, " MB")
     pyw = sorted({r["workload"] for r in rows if r["section"] == "python" and r["workload"] != "empty"})
     for mine, theirs in (("tracker", "memray"),
                          ("tracker --python-allocators", "memray --trace-python-allocators")):

@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "capture/eh_trim.h"
 #include "capture/events.h"
 #include "capture/fds.h"
 #include "capture/layers.h"
@@ -408,6 +409,7 @@ static void *sampler_main(void *arg)
         if ((ticks++ * (unsigned)period) % 10 == 0 && trk_modules_changed(t))
             trk_modules_snapshot(t);
         trk_layers_sample(t); /* e.g. driver-reported GPU memory (src/gpu) */
+        trk_eh_trim_tick(t);  /* the unwind tables' pages we read, back */
         struct timespec ts = {period / 1000, (long)(period % 1000) * 1000000L};
         nanosleep(&ts, NULL);
     }

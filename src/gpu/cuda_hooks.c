@@ -138,6 +138,21 @@ static uint64_t dim(size_t n)
 
 /* ---- What each entry point records -------------------------------------- */
 
+/* Ends an allocating call (trk_gpu_end_alloc), then, after the program's
+ * first recorded allocation, loads NVML for the driver's figure: here, on
+ * the program's thread, outside our guard and with no lock of ours held,
+ * as the load of the driver did before (nvml_sampler.c says why not
+ * earlier). A program that loads the driver and never allocates on the GPU
+ * (`import torch`) never gets NVML. */
+static void cu_end_alloc(struct trk_gpu_call *c, trk_cu_result r, unsigned api, unsigned kind,
+                         int device, uint64_t addr, uint64_t size, uint64_t stream)
+{
+    int scoped = c->scoped;
+    trk_gpu_end_alloc(c, r, api, kind, device, addr, size, stream);
+    if (r == TRK_CUDA_SUCCESS && scoped)
+        trk_gpu_nvml_start();
+}
+
 #define REAL(T, fn) ((T)(fn))
 #define NO_DRIVER(fn)                                                                              \
     do {                                                                                           \
@@ -151,7 +166,7 @@ static trk_cu_result core_alloc(void *fn, unsigned api, unsigned kind, trk_cu_pt
     struct trk_gpu_call c;
     trk_gpu_begin(&c);
     trk_cu_result r = REAL(trk_cu_result(*)(trk_cu_ptr *, size_t), fn)(dptr, n);
-    trk_gpu_end_alloc(&c, r, api, kind, cu_device(&c), r ? 0 : *dptr, n, 0);
+    cu_end_alloc(&c, r, api, kind, cu_device(&c), r ? 0 : *dptr, n, 0);
     return r;
 }
 
@@ -188,8 +203,8 @@ static trk_cu_result core_cuMemAllocPitch_v2(void *fn, trk_cu_ptr *dptr, size_t 
     trk_cu_result r = REAL(trk_cu_result(*)(trk_cu_ptr *, size_t *, size_t, size_t, unsigned),
                            fn)(dptr, pitch, width, height, elem);
     uint64_t size = r ? (uint64_t)width * height : (uint64_t)*pitch * height;
-    trk_gpu_end_alloc(&c, r, TRK_GPU_API_CUMEMALLOCPITCH, TRK_GPU_DEVICE, cu_device(&c),
-                      r ? 0 : *dptr, size, 0);
+    cu_end_alloc(&c, r, TRK_GPU_API_CUMEMALLOCPITCH, TRK_GPU_DEVICE, cu_device(&c), r ? 0 : *dptr,
+                 size, 0);
     return r;
 }
 
@@ -200,8 +215,8 @@ static trk_cu_result core_cuMemAllocManaged(void *fn, trk_cu_ptr *dptr, size_t n
     struct trk_gpu_call c;
     trk_gpu_begin(&c);
     trk_cu_result r = REAL(trk_cu_result(*)(trk_cu_ptr *, size_t, unsigned), fn)(dptr, n, flags);
-    trk_gpu_end_alloc(&c, r, TRK_GPU_API_CUMEMALLOCMANAGED, TRK_GPU_MANAGED, cu_device(&c),
-                      r ? 0 : *dptr, n, 0);
+    cu_end_alloc(&c, r, TRK_GPU_API_CUMEMALLOCMANAGED, TRK_GPU_MANAGED, cu_device(&c),
+                 r ? 0 : *dptr, n, 0);
     return r;
 }
 
@@ -214,8 +229,8 @@ static trk_cu_result core_cuMemHostAlloc(void *fn, void **pp, size_t n, unsigned
     struct trk_gpu_call c;
     trk_gpu_begin(&c);
     trk_cu_result r = REAL(trk_cu_result(*)(void **, size_t, unsigned), fn)(pp, n, flags);
-    trk_gpu_end_alloc(&c, r, TRK_GPU_API_CUMEMHOSTALLOC, TRK_GPU_PINNED_HOST, cu_device(&c),
-                      r ? 0 : (uintptr_t)*pp, n, 0);
+    cu_end_alloc(&c, r, TRK_GPU_API_CUMEMHOSTALLOC, TRK_GPU_PINNED_HOST, cu_device(&c),
+                 r ? 0 : (uintptr_t)*pp, n, 0);
     return r;
 }
 
@@ -225,8 +240,8 @@ static trk_cu_result core_cuMemAllocHost_v2(void *fn, void **pp, size_t n)
     struct trk_gpu_call c;
     trk_gpu_begin(&c);
     trk_cu_result r = REAL(trk_cu_result(*)(void **, size_t), fn)(pp, n);
-    trk_gpu_end_alloc(&c, r, TRK_GPU_API_CUMEMALLOCHOST, TRK_GPU_PINNED_HOST, cu_device(&c),
-                      r ? 0 : (uintptr_t)*pp, n, 0);
+    cu_end_alloc(&c, r, TRK_GPU_API_CUMEMALLOCHOST, TRK_GPU_PINNED_HOST, cu_device(&c),
+                 r ? 0 : (uintptr_t)*pp, n, 0);
     return r;
 }
 
@@ -246,8 +261,8 @@ static trk_cu_result core_cuMemHostRegister_v2(void *fn, void *p, size_t n, unsi
     struct trk_gpu_call c;
     trk_gpu_begin(&c);
     trk_cu_result r = REAL(trk_cu_result(*)(void *, size_t, unsigned), fn)(p, n, flags);
-    trk_gpu_end_alloc(&c, r, TRK_GPU_API_CUMEMHOSTREGISTER, TRK_GPU_HOST_REGISTER, cu_device(&c),
-                      (uintptr_t)p, n, 0);
+    cu_end_alloc(&c, r, TRK_GPU_API_CUMEMHOSTREGISTER, TRK_GPU_HOST_REGISTER, cu_device(&c),
+                 (uintptr_t)p, n, 0);
     return r;
 }
 
@@ -269,8 +284,8 @@ static trk_cu_result core_cuMemAllocAsync(void *fn, trk_cu_ptr *dptr, size_t n, 
     struct trk_gpu_call c;
     trk_gpu_begin(&c);
     trk_cu_result r = REAL(trk_cu_result(*)(trk_cu_ptr *, size_t, trk_cu_stream), fn)(dptr, n, s);
-    trk_gpu_end_alloc(&c, r, TRK_GPU_API_CUMEMALLOCASYNC, TRK_GPU_ASYNC, cu_device(&c),
-                      r ? 0 : *dptr, n, (uintptr_t)s);
+    cu_end_alloc(&c, r, TRK_GPU_API_CUMEMALLOCASYNC, TRK_GPU_ASYNC, cu_device(&c), r ? 0 : *dptr, n,
+                 (uintptr_t)s);
     return r;
 }
 
@@ -292,8 +307,8 @@ static trk_cu_result core_cuMemAllocFromPoolAsync(void *fn, trk_cu_ptr *dptr, si
     trk_gpu_begin(&c);
     trk_cu_result r = REAL(trk_cu_result(*)(trk_cu_ptr *, size_t, trk_cu_pool, trk_cu_stream),
                            fn)(dptr, n, pool, s);
-    trk_gpu_end_alloc(&c, r, TRK_GPU_API_CUMEMALLOCFROMPOOLASYNC, TRK_GPU_ASYNC, cu_device(&c),
-                      r ? 0 : *dptr, n, (uintptr_t)s);
+    cu_end_alloc(&c, r, TRK_GPU_API_CUMEMALLOCFROMPOOLASYNC, TRK_GPU_ASYNC, cu_device(&c),
+                 r ? 0 : *dptr, n, (uintptr_t)s);
     return r;
 }
 
@@ -309,8 +324,8 @@ static trk_cu_result core_cuMemCreate(void *fn, trk_cu_handle *handle, size_t n,
     trk_cu_result r = REAL(trk_cu_result(*)(trk_cu_handle *, size_t,
                                             const struct trk_gpu_alloc_prop *, unsigned long long),
                            fn)(handle, n, prop, flags);
-    trk_gpu_end_alloc(&c, r, TRK_GPU_API_CUMEMCREATE, TRK_GPU_VMM_PHYS, prop_device(&c, prop),
-                      r ? 0 : *handle, n, 0);
+    cu_end_alloc(&c, r, TRK_GPU_API_CUMEMCREATE, TRK_GPU_VMM_PHYS, prop_device(&c, prop),
+                 r ? 0 : *handle, n, 0);
     return r;
 }
 
@@ -352,8 +367,8 @@ static trk_cu_result core_cuMemAddressReserve(void *fn, trk_cu_ptr *ptr, size_t 
     trk_cu_result r =
         REAL(trk_cu_result(*)(trk_cu_ptr *, size_t, size_t, trk_cu_ptr, unsigned long long),
              fn)(ptr, n, align, addr, flags);
-    trk_gpu_end_alloc(&c, r, TRK_GPU_API_CUMEMADDRESSRESERVE, TRK_GPU_VA_RESERVE, cu_device(&c),
-                      r ? 0 : *ptr, n, 0);
+    cu_end_alloc(&c, r, TRK_GPU_API_CUMEMADDRESSRESERVE, TRK_GPU_VA_RESERVE, cu_device(&c),
+                 r ? 0 : *ptr, n, 0);
     return r;
 }
 
@@ -378,8 +393,8 @@ static trk_cu_result core_cuIpcOpenMemHandle_v2(void *fn, trk_cu_ptr *pdptr, trk
     trk_cu_result r =
         REAL(trk_cu_result(*)(trk_cu_ptr *, trk_cu_ipc_handle, unsigned), fn)(pdptr, h, flags);
     trk_cu_ptr p = r ? 0 : *pdptr;
-    trk_gpu_end_alloc(&c, r, TRK_GPU_API_CUIPCOPENMEMHANDLE, TRK_GPU_IMPORTED, cu_device(&c), p,
-                      r ? 0 : cu_range_size(&c, p), 0);
+    cu_end_alloc(&c, r, TRK_GPU_API_CUIPCOPENMEMHANDLE, TRK_GPU_IMPORTED, cu_device(&c), p,
+                 r ? 0 : cu_range_size(&c, p), 0);
     return r;
 }
 
@@ -397,8 +412,8 @@ static trk_cu_result core_cuMemImportFromShareableHandle(void *fn, trk_cu_handle
     trk_gpu_begin(&c);
     trk_cu_result r =
         REAL(trk_cu_result(*)(trk_cu_handle *, void *, int), fn)(handle, os_handle, type);
-    trk_gpu_end_alloc(&c, r, TRK_GPU_API_CUMEMIMPORTFROMSHAREABLE, TRK_GPU_IMPORTED, cu_device(&c),
-                      r ? 0 : *handle, 0, 0);
+    cu_end_alloc(&c, r, TRK_GPU_API_CUMEMIMPORTFROMSHAREABLE, TRK_GPU_IMPORTED, cu_device(&c),
+                 r ? 0 : *handle, 0, 0);
     return r;
 }
 
@@ -412,8 +427,8 @@ static trk_cu_result core_cuArrayCreate_v2(void *fn, trk_cu_array *handle, const
     uint64_t size = d ? (uint64_t)dim(d->width) * dim(d->height) * dim(d->channels) *
                             array_elem_bytes(d->format)
                       : 0;
-    trk_gpu_end_alloc(&c, r, TRK_GPU_API_CUARRAYCREATE, TRK_GPU_ARRAY, cu_device(&c),
-                      r ? 0 : (uintptr_t)*handle, size, 0);
+    cu_end_alloc(&c, r, TRK_GPU_API_CUARRAYCREATE, TRK_GPU_ARRAY, cu_device(&c),
+                 r ? 0 : (uintptr_t)*handle, size, 0);
     return r;
 }
 
@@ -427,8 +442,8 @@ static trk_cu_result core_cuArray3DCreate_v2(void *fn, trk_cu_array *handle, con
     uint64_t size = d ? (uint64_t)dim(d->width) * dim(d->height) * dim(d->depth) *
                             dim(d->channels) * array_elem_bytes(d->format)
                       : 0;
-    trk_gpu_end_alloc(&c, r, TRK_GPU_API_CUARRAY3DCREATE, TRK_GPU_ARRAY, cu_device(&c),
-                      r ? 0 : (uintptr_t)*handle, size, 0);
+    cu_end_alloc(&c, r, TRK_GPU_API_CUARRAY3DCREATE, TRK_GPU_ARRAY, cu_device(&c),
+                 r ? 0 : (uintptr_t)*handle, size, 0);
     return r;
 }
 
@@ -451,8 +466,8 @@ static trk_cu_result core_cuMemPoolImportPointer(void *fn, trk_cu_ptr *out, trk_
     trk_cu_result r =
         REAL(trk_cu_result(*)(trk_cu_ptr *, trk_cu_pool, void *), fn)(out, pool, share);
     trk_cu_ptr p = r ? 0 : *out;
-    trk_gpu_end_alloc(&c, r, TRK_GPU_API_CUMEMPOOLIMPORTPOINTER, TRK_GPU_IMPORTED, cu_device(&c), p,
-                      r ? 0 : cu_range_size(&c, p), 0);
+    cu_end_alloc(&c, r, TRK_GPU_API_CUMEMPOOLIMPORTPOINTER, TRK_GPU_IMPORTED, cu_device(&c), p,
+                 r ? 0 : cu_range_size(&c, p), 0);
     return r;
 }
 

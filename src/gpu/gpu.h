@@ -51,9 +51,9 @@ struct trk_gpu_alloc_prop {
  * as a layer callback by src/preload/init.c), with its own thread state and
  * the internal guard set; samples at its own, lower rate. */
 void trk_gpu_sample(struct trk_thread *t) TRK_HIDDEN;
-/* Loads NVML once the CUDA driver is in the process; on the program's
- * thread only (the dlopen hook, the constructor): the sampler opens no
- * descriptor. */
+/* Loads NVML once, at the program's first recorded CUDA allocation (the
+ * driver in the process is not enough); on the program's thread only,
+ * outside the guard: the sampler opens no descriptor. Keeps errno. */
 void trk_gpu_nvml_start(void) TRK_HIDDEN;
 
 /* ---- Real functions (gpu_real.c) ---------------------------------------- */

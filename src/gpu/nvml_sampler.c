@@ -6,15 +6,19 @@
  * context, module code and whatever no hook saw (docs/GPU_INTERNALS.md §7).
  *
  * Sampled only on the tracker's sampler thread (writer.c), with the internal
- * guard set; loaded (trk_gpu_nvml_start) on the program's thread once
- * libcuda.so.1 is in the process: a program that never touches CUDA never
- * gets NVML loaded into it. NVML device indices are
+ * guard set; loaded (trk_gpu_nvml_start) on the program's thread at its
+ * first recorded CUDA allocation (cuda_hooks.c): a program that never
+ * allocates on the GPU never gets NVML loaded into it, even with the driver
+ * loaded (`import torch` loads libcuda and allocates nothing there; NVML's
+ * library and nvmlInit were memory and time a plain run never spends, and
+ * its figure is all zeros until then anyway). NVML device indices are
  * not CUDA ordinals (CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER), so devices
  * are matched by PCI domain/bus/device. Must not: let any NVML failure reach
  * the program (every failure just turns sampling off), allocate itself,
  * block for long, or run in a forked child (NVML state is per process).
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -162,22 +166,27 @@ static void sample(struct trk_thread *t)
 /* Loading NVML opens files (the library, /etc/ld.so.cache) and nvmlInit
  * opens the driver's devices: done by the sampler thread, that raced with
  * the program's own descriptors (issue 14 item 7). So it happens on the
- * program's thread, inside the call that brought the driver in (our dlopen
- * hook) or in our constructor when the program was linked with it, as if
- * that load had done it. Never in a fork child (NVML's state is per
- * process). */
+ * program's thread, inside its first GPU allocation call, after the real
+ * call returned, as if the driver had done it. A process whose parent
+ * started NVML before fork never samples (its state is the parent's); one
+ * that allocates first after the fork starts its own. errno is kept: the
+ * caller returns to the program. */
 void trk_gpu_nvml_start(void)
 {
     int expect = S_WAITING;
-    if (atomic_load_explicit(&state, memory_order_relaxed) != S_WAITING || trk_guard_get() ||
-        !trk_gpu_lib_handle(TRK_GPU_LIB_CUDA) ||
-        !atomic_compare_exchange_strong(&state, &expect, S_OPENING))
+    if (TRK_LIKELY(atomic_load_explicit(&state, memory_order_relaxed) != S_WAITING) ||
+        trk_guard_get() || !atomic_load_explicit(&trk_active, memory_order_relaxed))
         return;
-    int was = trk_guard_enter_internal(); /* NVML's own allocations are not the program's */
-    int ok = nvml_open() == 0;
-    trk_guard_leave(was);
-    owner = trk_pid;
-    atomic_store(&state, ok ? S_RUNNING : S_OFF);
+    int err = errno;
+    if (trk_gpu_lib_handle(TRK_GPU_LIB_CUDA) &&
+        atomic_compare_exchange_strong(&state, &expect, S_OPENING)) {
+        int was = trk_guard_enter_internal(); /* NVML's own allocations are not the program's */
+        int ok = nvml_open() == 0;
+        trk_guard_leave(was);
+        owner = trk_pid;
+        atomic_store(&state, ok ? S_RUNNING : S_OFF);
+    }
+    errno = err;
 }
 
 void trk_gpu_sample(struct trk_thread *t)

@@ -27,14 +27,9 @@ static const struct trk_layer_ops python_ops = {
     .after_dlopen = trk_py_after_dlopen, /* an embedding program may load libpython late */
 };
 
-static void gpu_after_dlopen(void)
-{
-    if (atomic_load_explicit(&trk_active, memory_order_relaxed))
-        trk_gpu_nvml_start(); /* the driver may have come in with this load */
-}
-
+/* NVML is loaded at the first GPU allocation (cuda_hooks.c), not here when
+ * the driver comes in: `import torch` loads libcuda and never allocates. */
 static const struct trk_layer_ops gpu_ops = {
-    .after_dlopen = gpu_after_dlopen,
     .sample = trk_gpu_sample, /* driver-reported GPU memory, ~10 Hz */
 };
 
@@ -167,8 +162,6 @@ __attribute__((constructor)) static void trk_preload_init(void)
         trk_check_allocators(NULL);
     }
     trk_guard_set(0);
-    if (!trk_cfg.heap_unseen)
-        trk_gpu_nvml_start(); /* a program linked with the CUDA driver */
     struct trk_thread *t = trk_enter();
     /* What the libraries' constructors allocated before ours: the first
      * events, after the modules that symbolize their stacks. */
