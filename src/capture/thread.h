@@ -42,6 +42,8 @@ struct trk_nested_ev {
     uint8_t op, kind, file;
 };
 
+#define TRK_PREFIX_MAX (TRK_DEPTH_MAX + 32)
+
 struct trk_stack_cache_ent {
     uint64_t hash;
     uint32_t id;
@@ -94,6 +96,13 @@ struct trk_thread {
     uint16_t cache_epoch;
     struct trk_stack_cache_ent cache[TRK_STACK_CACHE];
     uintptr_t ips[TRK_DEPTH_MAX + 32];
+    /* The last stack interned, outermost frame first, with its trie node
+     * at each depth (stacks.c): the next one starts where it differs.
+     * Valid for prefix_n frames while prefix_epoch is cache_epoch. */
+    uint32_t prefix_n;
+    uint16_t prefix_epoch;
+    uintptr_t prefix_ip[TRK_PREFIX_MAX];
+    uint32_t prefix_node[TRK_PREFIX_MAX];
     struct trk_nested_ev nested[TRK_NESTED_MAX];
 
     /* The stack provider's own per-thread block (src/python maps one only
