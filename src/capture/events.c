@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "capture/events.h"
+#include "capture/heap_ts.h"
 #include "capture/output.h"
 #include "prim/sys.h"
 
@@ -103,7 +104,7 @@ void trk_ev_alloc(struct trk_thread *t, unsigned kind, const void *p, size_t siz
     uint64_t seq = trk_ev_begin(t);
     trk_nested_before(t, seq);
     uint8_t *b = trk_rec_begin(t, scratch, TRK_REC_MAX);
-    uint8_t *e = trk_enc_alloc(b, &t->enc, kind, seq, trk_now_ns(), (uintptr_t)p, size, stack);
+    uint8_t *e = trk_enc_alloc(b, &t->enc, kind, seq, trk_heap_ts(t), (uintptr_t)p, size, stack);
     trk_rec_end(t, b, e, scratch, seq);
 }
 
@@ -112,7 +113,7 @@ void trk_ev_free_at(struct trk_thread *t, unsigned kind, uint64_t seq, const voi
     uint8_t scratch[TRK_REC_MAX];
     trk_nested_before(t, seq);
     uint8_t *b = trk_rec_begin(t, scratch, TRK_REC_MAX);
-    uint8_t *e = trk_enc_free(b, &t->enc, kind, seq, trk_now_ns(), (uintptr_t)p);
+    uint8_t *e = trk_enc_free(b, &t->enc, kind, seq, trk_heap_ts(t), (uintptr_t)p);
     trk_rec_end(t, b, e, scratch, seq);
 }
 
@@ -128,7 +129,7 @@ void trk_ev_realloc(struct trk_thread *t, unsigned kind, uint64_t seq, const voi
     uint64_t seq2 = trk_ev_seq();
     trk_nested_before(t, seq);
     uint8_t *b = trk_rec_begin(t, scratch, TRK_REC_MAX);
-    uint8_t *e = trk_enc_realloc(b, &t->enc, kind, seq, seq2, trk_now_ns(), (uintptr_t)old,
+    uint8_t *e = trk_enc_realloc(b, &t->enc, kind, seq, seq2, trk_heap_ts(t), (uintptr_t)old,
                                  (uintptr_t)new_ptr, size, stack);
     trk_rec_end(t, b, e, scratch, seq2);
 }

@@ -202,12 +202,18 @@ static int write_chunk(unsigned type, uint32_t stream, const uint8_t *payload, u
  * only share the decision. */
 #define LZ_MIN_GAIN 16
 #define LZ_RETRY    32
-/* Pieces shorter than this are stored: HUF's table alone is 128 bytes, and
- * each try has a fixed cost (a code per chunk). HUF costs the writer ~20
+/* HUF is tried on pieces of at least this: its table alone is 128 bytes,
+ * and each try has a fixed cost (a code per chunk). HUF costs the writer ~20
  * instructions per byte (~110 per allocbench event, about what LZ4 and the
  * table CRC cost before format 4), so TRACKER_COMPRESS=0 trades the ~15%
  * for that. */
-#define LZ_MIN_LEN 16384
+#define HUF_MIN_LEN 16384
+/* LZ4 has no table to send, so it pays on much shorter pieces: a program
+ * that allocates a few thousand times a second hands the writer 1-10 KiB
+ * per 10 ms flush, and storing those left a Python script's capture 3x
+ * larger than LZ4 makes it (json_roundtrip: 741 -> ~230 KB). Below this
+ * a piece is stored without trying, and without counting as a failure. */
+#define LZ_MIN_LEN 512
 static uint8_t lz_skip[64];
 
 /* pre: flush_lock held. Writes ring bytes [from, to) as one DATA chunk;
@@ -226,10 +232,10 @@ static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to, int co
         }
     }
     uint8_t *skip = &lz_skip[t->stream % sizeof(lz_skip)];
-    if (*skip || len < LZ_MIN_LEN || !trk_cfg.compress || !compress) {
+    if (*skip || len < LZ_MIN_LEN || !trk_cfg.compress || !raw_buf) {
         /* Stored straight from the ring: the bytes stay put until consumed
          * moves past them, which happens only after this write. */
-        *skip -= *skip != 0;
+        *skip -= *skip != 0 && len >= LZ_MIN_LEN;
         return write_chunk2(TRK_CHUNK_DATA, t->stream, t->ring + off, (uint32_t)first, t->ring,
                             (uint32_t)(len - first), (uint32_t)len, TRK_CODEC_STORED, from);
     }
@@ -243,14 +249,20 @@ static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to, int co
     int n = LZ4_compress_fast_extState(lz_state, (const char *)raw_buf, (char *)lz_buf, (int)len,
                                        lz_cap, trk_cfg.lz4_accel);
     uint64_t lz = n > 0 && (uint64_t)n <= len - len / LZ_MIN_GAIN ? (uint64_t)n : len;
-    size_t h = lz > len / 2 ? trk_huf_encode(raw_buf, len, huf_buf, lz - 1) : 0;
+    size_t h = compress && len >= HUF_MIN_LEN && lz > len / 2
+                   ? trk_huf_encode(raw_buf, len, huf_buf, lz - 1)
+                   : 0;
     if (h)
         return write_chunk(TRK_CHUNK_DATA, t->stream, huf_buf, (uint32_t)h, (uint32_t)len,
                            TRK_CODEC_HUF, from);
     if (lz < len)
         return write_chunk(TRK_CHUNK_DATA, t->stream, lz_buf, (uint32_t)lz, (uint32_t)len,
                            TRK_CODEC_LZ4, from);
-    *skip = LZ_RETRY;
+    /* Only a piece both codecs were tried on says the stream does not
+     * compress: a short one failing LZ4 alone (a program's start-up, before
+     * its loops) says little, and cost little. */
+    if (compress && len >= HUF_MIN_LEN)
+        *skip = LZ_RETRY;
     return write_chunk(TRK_CHUNK_DATA, t->stream, raw_buf, (uint32_t)len, (uint32_t)len,
                        TRK_CODEC_STORED, from);
 }
@@ -302,8 +314,9 @@ void trk_writer_reclaim(void)
 }
 
 /* pre: flush_lock held. compress: on the writer thread only; elsewhere
- * (the program's thread at exit or exec) the stack may be too small for the
- * codecs' tables (HUF's take ~10 KiB), and pieces are stored. */
+ * (the program's thread at exit or exec) the stack may be too small for
+ * HUF's tables (~10 KiB), and pieces get LZ4 only (its state is mapped, not
+ * on the stack): a short program writes nearly all of its capture there. */
 static void flush_cycle(int final, int compress)
 {
     if (atomic_load(&writer_state) == WS_FAILED || trk_output_fd() < 0 || atomic_load(&ended))

@@ -139,9 +139,20 @@ struct trk_py_level {
     uintptr_t at; /* the raw instruction pointer / f_lasti read */
 };
 
+/* A hybrid stack already interned (py_stack.c): the hash of the native
+ * and Python frames it was merged from -> its id, while the capture's stack
+ * cache epoch is the one recorded. */
+#define TRK_PY_MEMO 256
+struct trk_py_memo_ent {
+    uint64_t hash;
+    uint32_t id;
+    uint16_t cache_epoch;
+};
+
 struct trk_py_thread {
-    uint32_t epoch; /* cache is valid while this equals the global epoch */
+    uint32_t epoch; /* cache and memo are valid while this equals the global epoch */
     struct trk_py_cache_ent cache[TRK_PY_CACHE];
+    struct trk_py_memo_ent memo[TRK_PY_MEMO];
     /* The walk's frames, innermost first, and the merged hybrid stack. */
     uint64_t pyv[TRK_DEPTH_MAX];
     uint8_t pyentry[TRK_DEPTH_MAX];

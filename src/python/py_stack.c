@@ -279,6 +279,7 @@ int trk_py_walk(struct trk_thread *t, struct trk_py_thread *b, int max)
     uint32_t epoch = atomic_load_explicit(&py_epoch, memory_order_relaxed);
     if (TRK_UNLIKELY(b->epoch != epoch)) {
         memset(b->cache, 0, sizeof(b->cache));
+        memset(b->memo, 0, sizeof(b->memo));
         b->epoch = epoch;
         b->last_n = 0;
     }
@@ -355,9 +356,51 @@ static int merge(struct trk_thread *t, struct trk_py_thread *b, int nn, int np)
     return k > TRK_DEPTH_MAX ? TRK_DEPTH_MAX : k;
 }
 
+/* The merged stack is a function of the native frames, the Python frames
+ * and their entry flags alone (the eval loop's range is fixed), so those
+ * are what the memo hashes: one multiply per frame, no merge and no second
+ * hash in trk_stack_intern for a stack seen before (the merge and the
+ * intern were about a third of a hybrid stack's cost on the Python side;
+ * with --python-allocators that is paid once per object). */
+#define MEMO_K1 0x9E3779B97F4A7C15ULL
+#define MEMO_K2 0xC2B2AE3D27D4EB4FULL
+
+static uint64_t memo_hash(const struct trk_thread *t, const struct trk_py_thread *b, int nn, int np)
+{
+    uint64_t a = MEMO_K2 ^ ((uint64_t)nn << 32 | (uint32_t)np);
+    for (int i = 0; i < nn; i++) {
+        a = (a + t->ips[i]) * MEMO_K1;
+        a = a << 31 | a >> 33;
+    }
+    for (int i = 0; i < np; i++) {
+        a = ((a + b->pyv[i]) * MEMO_K1) ^ b->pyentry[i];
+        a = a << 31 | a >> 33;
+    }
+    return trk_mix64(a) | 1; /* never 0: a zeroed entry never matches */
+}
+
+/* The hybrid stack's id: from the per-thread memo when the same frames
+ * were interned before (trie ids hold while the capture's stack cache
+ * epoch has not moved), else merged and interned. The 64-bit hash is
+ * trusted as trk_stack_intern's own cache trusts its hash. */
+static uint32_t hybrid_id(struct trk_thread *t, struct trk_py_thread *b, int nn, int np)
+{
+    uint64_t h = memo_hash(t, b, nn, np);
+    struct trk_py_memo_ent *m = &b->memo[(h ^ (h >> 23)) & (TRK_PY_MEMO - 1)];
+    if (m->hash == h && m->cache_epoch == t->cache_epoch)
+        return m->id;
+    uint32_t id = trk_stack_intern(t, b->merged, merge(t, b, nn, np));
+    if (id) {
+        m->hash = h;
+        m->cache_epoch = t->cache_epoch;
+        m->id = id;
+    }
+    return id;
+}
+
 /* The calling thread's block: behind Python's own TLS pointer, and
  * otherwise the one its capture state already holds (a recycled state's:
- * its old thread is gone), else a fresh mapping (~42 KiB). NULL when none
+ * its old thread is gone), else a fresh mapping (~46 KiB). NULL when none
  * can be had: the caller takes a plain native stack. */
 static __thread struct trk_py_thread *py_tl TRK_TLS;
 
@@ -399,6 +442,6 @@ int trk_py_stack(struct trk_thread *t, uint32_t *id)
         return 1;
     }
     int nn = trk_stack_unwind(t, trk_cfg.depth);
-    *id = trk_stack_intern(t, b->merged, merge(t, b, nn, np));
+    *id = hybrid_id(t, b, nn, np);
     return 1;
 }

@@ -25,8 +25,10 @@ def test_disk_full(env):
         out = os.path.join(mnt, "full.bin")
         prog = env.prog("leaker")
         # leaker N SIZE: N blocks of SIZE bytes, then exit 0; far more events
-        # than 256 KiB of capture can hold.
-        p = subprocess.run([env.tracker, "run", "-o", out, "--", prog, "300000", "16"],
+        # than 256 KiB of capture can hold (such regular records take about
+        # 0.07 bytes each since the heap time quantum, docs/FORMAT.md §4.2:
+        # 300,000 of them fit in 23 KB).
+        p = subprocess.run([env.tracker, "run", "-o", out, "--", prog, "4000000", "16"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         eq(p.returncode, 0, "program exit status passed through")
         stopped = [l for l in p.stderr.splitlines() if "stopped tracking" in l]
@@ -82,11 +84,11 @@ def check_empty_capture(env, path):
        "stats on an empty capture")
 
 
-def run_forker(env, mnt, pn):
+def run_forker(env, mnt, pn, en=10):
     # forker LEAKER PN PS CN CS EN ES: two forked children and an exec'd one.
     prog, leaker = env.prog("forker"), env.prog("leaker")
     p = subprocess.run([env.tracker, "run", "-o", os.path.join(mnt, "app.bin"), "--", prog,
-                        leaker, str(pn), "16", "10", "16", "10", "16"],
+                        leaker, str(pn), "16", "10", "16", str(en), "16"],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
     eq(p.returncode, 0, "forker's exit status passed through (stderr %r)" % p.stderr)
     return p.stderr
@@ -122,12 +124,15 @@ def test_disk_full_before_start(env):
 
 
 def test_disk_full_children(env):
-    # The parent fills the disk; children started later cannot write their
+    # The exec'd child fills the disk while the parent waits for it; the
+    # parent's own end is cut, and captures started later cannot write their
     # headers. Every capture file of the run is in the final list, the empty
-    # ones say so, and a capture cut mid-write does not blame a kill.
+    # ones say so, and a capture cut mid-write does not blame a kill. (The
+    # parent's 300,000 blocks filled it before format 4's heap time quantum
+    # made such regular records compress to 23 KB.)
     mnt = mount_small(env, "mid")
     try:
-        err = run_forker(env, mnt, 300000)
+        err = run_forker(env, mnt, 300000, 4000000)
         files = sorted(os.path.join(mnt, n) for n in os.listdir(mnt) if n.endswith(".bin"))
         got = listed(err)
         eq(sorted(got), files, "captures in the final list (stderr %r)" % err)

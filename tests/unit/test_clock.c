@@ -23,6 +23,7 @@
 #include <pthread.h>
 
 #include "capture/capture.h"
+#include "capture/heap_ts.h"
 #include "tracker/reader.h"
 
 #define THREADS 3
@@ -31,8 +32,9 @@
  * coarse mode behind by the time since the last timekeeping tick, one tick
  * (clock_getres) normally but more when a loaded VM delays the tick
  * (measured 6.3 ms with 4 ms ticks), so the test allows 25 ticks. Plus the
- * compact records' step for events. */
-#define TSC_BOUND_NS  (1000000u + (1u << TRK_COMPACT_TS_SHIFT))
+ * compact records' step and the heap time quantum (capture/heap_ts.h) for
+ * events. */
+#define TSC_BOUND_NS  (1000000u + (1u << TRK_COMPACT_TS_SHIFT) + TRK_HEAP_TS_QUANTUM_NS)
 #define COARSE_TICKS  25
 
 static char path[256];
@@ -154,9 +156,48 @@ static void test_ts_error_bounded_and_monotonic(void **state)
                   mode == TRK_CLOCK_TSC ? "TSC" : "CLOCK_MONOTONIC_COARSE",
                   (unsigned long long)early, (unsigned long long)late);
     uint64_t bound = mode == TRK_CLOCK_TSC ? TSC_BOUND_NS
-                                           : COARSE_TICKS * coarse_res + (1u << TRK_COMPACT_TS_SHIFT);
+                                           : COARSE_TICKS * coarse_res + (1u << TRK_COMPACT_TS_SHIFT) +
+                                                 TRK_HEAP_TS_QUANTUM_NS;
     assert_true(early <= bound);
     assert_true(late <= (mode == TRK_CLOCK_TSC ? TSC_BOUND_NS : 0));
+}
+
+/* Heap records carry time in steps of at least TRK_HEAP_TS_QUANTUM_NS
+ * (capture/heap_ts.h): between two heap events of one thread the recorded
+ * time either stands still or moves by a whole quantum or more, so that a
+ * loop's records repeat byte for byte and LZ4 finds them (docs/FORMAT.md
+ * §4.2). The producers allocate far faster than one per quantum, so many
+ * pairs stand still; and the naps make some move. */
+static void test_heap_ts_quantum(void **state)
+{
+    (void)state;
+    struct trk_reader *r;
+    char err[256];
+    assert_int_equal(trk_reader_open(path, &r, err, sizeof(err)), 0);
+    struct trk_event ev;
+    uint64_t last_ts[THREADS] = {0}, still = 0, moved = 0, short_steps = 0;
+    int rc;
+    while ((rc = trk_reader_next(r, &ev)) == 1) {
+        if (ev.type != TRK_EV_ALLOC && ev.type != TRK_EV_FREE)
+            continue;
+        unsigned w = (unsigned)(ev.addr / 0x10000000u) - 1;
+        assert_true(w < THREADS);
+        if (last_ts[w]) {
+            uint64_t d = ev.ts - last_ts[w];
+            still += d == 0;
+            moved += d >= TRK_HEAP_TS_QUANTUM_NS;
+            short_steps += d && d < TRK_HEAP_TS_QUANTUM_NS;
+        }
+        last_ts[w] = ev.ts;
+    }
+    assert_int_equal(rc, 0);
+    trk_reader_close(r);
+    print_message("heap ts: %llu still, %llu moved, %llu steps under the quantum\n",
+                  (unsigned long long)still, (unsigned long long)moved,
+                  (unsigned long long)short_steps);
+    assert_int_equal(short_steps, 0);
+    assert_true(still > (uint64_t)THREADS * EVENTS / 2);
+    assert_true(moved >= (uint64_t)THREADS * (EVENTS / 5000 - 1));
 }
 
 /* The clock alone, without the compact records' rounding: trk_now_ns
@@ -199,6 +240,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pick),
         cmocka_unit_test(test_ts_error_bounded_and_monotonic),
+        cmocka_unit_test(test_heap_ts_quantum),
         cmocka_unit_test(test_clock_alone),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
