@@ -277,9 +277,13 @@ static inline __attribute__((always_inline)) int unwind_at(struct trk_thread *t,
     return libunwind_walk(t, t->ips, max);
 }
 
+/* The hook frame of the trk_stack_from call in progress on this thread,
+ * for a stack provider's walk (the same start, not our own frames). */
+static __thread uintptr_t from_ra TRK_TLS, from_fp TRK_TLS;
+
 int trk_stack_unwind(struct trk_thread *t, int max)
 {
-    return unwind_at(t, max, 0, 0);
+    return unwind_at(t, max, from_ra, from_fp);
 }
 
 _Atomic(trk_stack_provider_fn) trk_stack_provider;
@@ -297,7 +301,11 @@ uint32_t trk_stack_from(struct trk_thread *t, uintptr_t ra, uintptr_t fp)
     trk_stack_provider_fn p = atomic_load_explicit(&trk_stack_provider, memory_order_relaxed);
     if (TRK_UNLIKELY(p != NULL)) {
         uint32_t id;
-        if (p(t, &id))
+        from_ra = ra;
+        from_fp = fp;
+        int got = p(t, &id);
+        from_ra = from_fp = 0;
+        if (got)
             return id;
     }
     int n = unwind_at(t, trk_cfg.depth, ra, fp);
