@@ -192,7 +192,7 @@ static int write_chunk(unsigned type, uint32_t stream, const uint8_t *payload, u
 /* Compression only where it pays. Heap event records (docs/FORMAT.md §4.1)
  * are already dense: LZ4 saves nothing on them (it gives up after ~3.5
  * instructions per byte), while a Huffman code over their bytes (HUF,
- * common/huf.h) still takes ~13% off, at ~18 instructions per byte. Stacks,
+ * common/huf.h) still takes ~13% off, at ~12 instructions per byte. Stacks,
  * names and Python code records are the other way round. So LZ4 is tried
  * first, HUF where LZ4 did not halve the piece, the smaller is kept, and a
  * stream keeps compressing while a piece shrinks by at least 1/LZ_MIN_GAIN;
@@ -202,10 +202,9 @@ static int write_chunk(unsigned type, uint32_t stream, const uint8_t *payload, u
 #define LZ_MIN_GAIN 16
 #define LZ_RETRY    32
 /* Pieces shorter than this are stored: HUF's table alone is 128 bytes, and
- * each try has a fixed cost (a code per chunk). HUF costs the writer ~20
- * instructions per byte (~110 per allocbench event, about what LZ4 and the
- * table CRC cost before format 4), so TRACKER_COMPRESS=0 trades the ~15%
- * for that. */
+ * each try has a fixed cost (a code per chunk). HUF costs the writer ~12
+ * instructions per byte (~65 per allocbench event; ~20 and ~110 before its
+ * 8-byte-store loop), so TRACKER_COMPRESS=0 trades the ~15% for that. */
 #define LZ_MIN_LEN 16384
 static uint8_t lz_skip[64];
 
