@@ -97,28 +97,121 @@ void trk_ev_finish(struct trk_thread *t, const uint8_t *buf, size_t len, uint64_
     atomic_store_explicit(&t->floor, UINT64_MAX, memory_order_release);
 }
 
-void trk_ev_alloc(struct trk_thread *t, unsigned kind, const void *p, size_t size, uint32_t stack)
+/* ---- ALLOC and FREE: nearly every event ------------------------------------
+ *
+ * Their fast path is a leaf function: no call, so nothing to save and
+ * restore around one (a call to trk_now_ns and the scratch buffer's frame
+ * cost ~40 instructions per event, callgrind). It applies when no nested
+ * call waits to be published (nested.c), the clock is the TSC fit and the
+ * record fits the ring without wrapping or waiting; any other event takes
+ * the general path below, which writes the same record. */
+
+/* Sets the fast path's bounds from a fresh look at consumed. consumed only
+ * grows, so they stay safe however stale: below fast_end the ring has room
+ * for TRK_REC_MAX bytes before the writer's position and before the ring's
+ * end; before wake_at it is at most half full. */
+static void fast_refresh(struct trk_thread *t)
+{
+    uint64_t size = t->ring_mask + 1;
+    uint64_t c = atomic_load_explicit(&t->consumed, memory_order_acquire);
+    uint64_t lap_end = (t->head | t->ring_mask) + 1;
+    uint64_t lim = c + size < lap_end ? c + size : lap_end;
+    t->fast_end = lim - TRK_REC_MAX + 1;
+    t->wake_at = c + size / 2 + 1;
+}
+
+/* head reached wake_at: trk_ring_maybe_wake's check with a fresh consumed.
+ * While the ring stays past half full (a writer that is behind, already
+ * woken), the next check is a sixteenth of the ring later rather than at
+ * every event: the ring is then at most 9/16 full when a writer that
+ * drained it and cleared wake_sent is woken again. */
+static __attribute__((noinline)) void fast_wake(struct trk_thread *t)
+{
+    trk_ring_maybe_wake(t);
+    fast_refresh(t);
+    uint64_t next = t->head + (t->ring_mask + 1) / 16;
+    if (t->wake_at < next)
+        t->wake_at = next;
+}
+
+/* Whether the fast path applies: no nested call waits to be published
+ * (nested.c), the clock is the TSC fit (*f) and the record fits in place. */
+static inline int fast_ok(const struct trk_thread *t, const struct trk_tsc_fit **f)
+{
+    *f = atomic_load_explicit(&trk_clock_fit, memory_order_acquire);
+    return TRK_LIKELY(*f != NULL) &&
+           TRK_LIKELY(atomic_load_explicit(&t->ntail, memory_order_relaxed) == t->nhead) &&
+           TRK_LIKELY(t->head < t->fast_end);
+}
+
+/* trk_rec_end without the scratch case. */
+static inline void fast_end(struct trk_thread *t, const uint8_t *b, const uint8_t *e, uint64_t seq)
+{
+    uint64_t head = t->head + (uint64_t)(e - b);
+    t->head = head;
+    t->last_seq = seq;
+    atomic_store_explicit(&t->committed, head, memory_order_release);
+    atomic_store_explicit(&t->floor, UINT64_MAX, memory_order_release);
+    if (TRK_UNLIKELY(head >= t->wake_at))
+        fast_wake(t);
+}
+
+static __attribute__((noinline)) void alloc_slow(struct trk_thread *t, unsigned kind, const void *p,
+                                                 size_t size, uint32_t stack, uint64_t seq)
 {
     uint8_t scratch[TRK_REC_MAX];
-    uint64_t seq = trk_ev_begin(t);
     trk_nested_before(t, seq);
     uint8_t *b = trk_rec_begin(t, scratch, TRK_REC_MAX);
     uint8_t *e = trk_enc_alloc(b, &t->enc, kind, seq, trk_now_ns(), (uintptr_t)p, size, stack);
     trk_rec_end(t, b, e, scratch, seq);
+    fast_refresh(t);
 }
 
-void trk_ev_free_at(struct trk_thread *t, unsigned kind, uint64_t seq, const void *p)
+void trk_ev_alloc(struct trk_thread *t, unsigned kind, const void *p, size_t size, uint32_t stack)
+{
+    uint64_t seq = trk_ev_begin(t);
+    const struct trk_tsc_fit *f;
+    if (TRK_UNLIKELY(!fast_ok(t, &f))) {
+        alloc_slow(t, kind, p, size, stack, seq);
+        return;
+    }
+    uint8_t *b = t->ring + (t->head & t->ring_mask);
+    fast_end(t, b, trk_enc_alloc(b, &t->enc, kind, seq, trk_tsc_ns(f), (uintptr_t)p, size, stack),
+             seq);
+}
+
+static __attribute__((noinline)) void free_slow(struct trk_thread *t, unsigned kind, uint64_t seq,
+                                                const void *p)
 {
     uint8_t scratch[TRK_REC_MAX];
     trk_nested_before(t, seq);
     uint8_t *b = trk_rec_begin(t, scratch, TRK_REC_MAX);
     uint8_t *e = trk_enc_free(b, &t->enc, kind, seq, trk_now_ns(), (uintptr_t)p);
     trk_rec_end(t, b, e, scratch, seq);
+    fast_refresh(t);
 }
 
+__attribute__((always_inline)) static inline void free_at(struct trk_thread *t, unsigned kind,
+                                                          uint64_t seq, const void *p)
+{
+    const struct trk_tsc_fit *f;
+    if (TRK_UNLIKELY(!fast_ok(t, &f))) {
+        free_slow(t, kind, seq, p);
+        return;
+    }
+    uint8_t *b = t->ring + (t->head & t->ring_mask);
+    fast_end(t, b, trk_enc_free(b, &t->enc, kind, seq, trk_tsc_ns(f), (uintptr_t)p), seq);
+}
+
+void trk_ev_free_at(struct trk_thread *t, unsigned kind, uint64_t seq, const void *p)
+{
+    free_at(t, kind, seq, p);
+}
+
+/* Not through trk_ev_free_at: a call less on every free. */
 void trk_ev_free(struct trk_thread *t, unsigned kind, const void *p)
 {
-    trk_ev_free_at(t, kind, trk_ev_begin(t), p);
+    free_at(t, kind, trk_ev_begin(t), p);
 }
 
 void trk_ev_realloc(struct trk_thread *t, unsigned kind, uint64_t seq, const void *old,

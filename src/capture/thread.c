@@ -84,6 +84,7 @@ struct trk_thread *trk_thread_list(void)
 static void thread_reset(struct trk_thread *t)
 {
     t->head = 0;
+    t->fast_end = t->wake_at = 0;
     t->last_seq = 0;
     t->lost = 0;
     memset(&t->enc, 0, sizeof(t->enc));

@@ -68,6 +68,11 @@ struct trk_thread {
     uint64_t head;
     uint64_t last_seq;
     uint64_t lost;
+    /* The ALLOC/FREE fast path's bounds (events.c), from one look at
+     * consumed: a record may be encoded in place while head < fast_end
+     * (room for TRK_REC_MAX bytes, no wrap), and the writer may need waking
+     * once head reaches wake_at. 0 (thread_reset): look again. */
+    uint64_t fast_end, wake_at;
     struct trk_rec_state enc;
     /* Nested calls waiting to be published: slots [nhead, ntail) of nested,
      * filled by signal handlers (ntail), drained by the interrupted hook. */
