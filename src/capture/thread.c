@@ -8,6 +8,7 @@
  * and go. A state is recycled (FREE -> CLAIMED -> ACTIVE) only after the
  * writer has drained it and seen its thread gone (writer.c).
  */
+#include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -85,6 +86,7 @@ static void thread_reset(struct trk_thread *t)
 {
     t->head = 0;
     t->fast_end = t->wake_at = 0;
+    t->errnop = &errno;
     t->last_seq = 0;
     t->lost = 0;
     memset(&t->enc, 0, sizeof(t->enc));
@@ -104,6 +106,7 @@ static void thread_reset(struct trk_thread *t)
         memset(t->cache, 0, sizeof(t->cache));
         t->cache_epoch = 1;
     }
+    trk_sample_memo_forget();
     t->stream = atomic_fetch_add(&next_stream, 1);
     t->tid = trk_gettid();
     t->self = pthread_self();

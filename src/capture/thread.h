@@ -73,6 +73,10 @@ struct trk_thread {
      * (room for TRK_REC_MAX bytes, no wrap), and the writer may need waking
      * once head reaches wake_at. 0 (thread_reset): look again. */
     uint64_t fast_end, wake_at;
+    /* The owner's errno (set by thread_reset, which the owner runs): the
+     * hooks keep the program's errno through it (hook.h) without a call
+     * to __errno_location through the PLT on every event. */
+    int *errnop;
     struct trk_rec_state enc;
     /* Nested calls waiting to be published: slots [nhead, ntail) of nested,
      * filled by signal handlers (ntail), drained by the interrupted hook. */
