@@ -207,6 +207,12 @@ static int write_chunk(unsigned type, uint32_t stream, const uint8_t *payload, u
  * 8-byte-store loop), so TRACKER_COMPRESS=0 trades the ~15% for that. */
 #define LZ_MIN_LEN 16384
 static uint8_t lz_skip[64];
+/* A stream whose last LZ4 try saved nothing (heap records) and whose piece
+ * then went to HUF tries LZ4 again only on every LZ_REPROBE-th piece,
+ * taking HUF at once in between: the try cost ~3.5 instructions per byte
+ * for nothing. huf_run counts the pieces since that try (0: try). */
+#define LZ_REPROBE 8
+static uint8_t huf_run[64];
 
 /* pre: flush_lock held. Writes ring bytes [from, to) as one DATA chunk;
  * both ends lie on record boundaries because only commits publish them. */
@@ -222,25 +228,38 @@ static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to, int co
         return write_chunk2(TRK_CHUNK_DATA, t->stream, t->ring + off, (uint32_t)first, t->ring,
                             (uint32_t)(len - first), (uint32_t)len, TRK_CODEC_STORED, from);
     }
-    memcpy(raw_buf, t->ring + off, first);
-    memcpy(raw_buf + first, t->ring, len - first);
+    /* The codecs read one contiguous piece: the ring's own bytes unless
+     * the piece wraps (then a copy). */
+    const uint8_t *src = t->ring + off;
+    if (first < len) {
+        memcpy(raw_buf, t->ring + off, first);
+        memcpy(raw_buf + first, t->ring, len - first);
+        src = raw_buf;
+    }
     /* LZ4 first: it gives up fast on data without repeats (~3.5
      * instructions per byte on heap records) and wins big on stacks and
      * names; HUF only where LZ4 did not halve the piece, the smaller kept.
      * A faster LZ4 setting costs a few percent of size and frees the core
      * the program's own threads compete for (TRACKER_LZ4_ACCEL). */
-    int n = LZ4_compress_fast_extState(lz_state, (const char *)raw_buf, (char *)lz_buf, (int)len,
-                                       lz_cap, trk_cfg.lz4_accel);
-    uint64_t lz = n > 0 && (uint64_t)n <= len - len / LZ_MIN_GAIN ? (uint64_t)n : len;
-    size_t h = lz > len / 2 ? trk_huf_encode(raw_buf, len, huf_buf, lz - 1) : 0;
-    if (h)
+    uint8_t *run = &huf_run[t->stream % sizeof(huf_run)];
+    uint64_t lz = len;
+    if (!*run) {
+        int n = LZ4_compress_fast_extState(lz_state, (const char *)src, (char *)lz_buf, (int)len,
+                                           lz_cap, trk_cfg.lz4_accel);
+        lz = n > 0 && (uint64_t)n <= len - len / LZ_MIN_GAIN ? (uint64_t)n : len;
+    }
+    size_t h = lz > len / 2 ? trk_huf_encode(src, len, huf_buf, lz - 1) : 0;
+    if (h) {
+        *run = *run || lz == len ? (uint8_t)((*run + 1) % LZ_REPROBE) : 0;
         return write_chunk(TRK_CHUNK_DATA, t->stream, huf_buf, (uint32_t)h, (uint32_t)len,
                            TRK_CODEC_HUF, from);
+    }
+    *run = 0;
     if (lz < len)
         return write_chunk(TRK_CHUNK_DATA, t->stream, lz_buf, (uint32_t)lz, (uint32_t)len,
                            TRK_CODEC_LZ4, from);
     *skip = LZ_RETRY;
-    return write_chunk(TRK_CHUNK_DATA, t->stream, raw_buf, (uint32_t)len, (uint32_t)len,
+    return write_chunk(TRK_CHUNK_DATA, t->stream, src, (uint32_t)len, (uint32_t)len,
                        TRK_CODEC_STORED, from);
 }
 
