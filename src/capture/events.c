@@ -127,7 +127,9 @@ static void fast_refresh(struct trk_thread *t)
  * drained it and cleared wake_sent is woken again. */
 static __attribute__((noinline)) void fast_wake(struct trk_thread *t)
 {
+    int saved = *t->errnop; /* trk_ev_free keeps errno (events.h) */
     trk_ring_maybe_wake(t);
+    *t->errnop = saved;
     fast_refresh(t);
     uint64_t next = t->head + (t->ring_mask + 1) / 16;
     if (t->wake_at < next)
@@ -184,11 +186,13 @@ static __attribute__((noinline)) void free_slow(struct trk_thread *t, unsigned k
                                                 const void *p)
 {
     uint8_t scratch[TRK_REC_MAX];
+    int saved = *t->errnop; /* trk_ev_free keeps errno (events.h) */
     trk_nested_before(t, seq);
     uint8_t *b = trk_rec_begin(t, scratch, TRK_REC_MAX);
     uint8_t *e = trk_enc_free(b, &t->enc, kind, seq, trk_now_ns(), (uintptr_t)p);
     trk_rec_end(t, b, e, scratch, seq);
     fast_refresh(t);
+    *t->errnop = saved;
 }
 
 __attribute__((always_inline)) static inline void free_at(struct trk_thread *t, unsigned kind,

@@ -130,6 +130,7 @@ static inline void trk_ev_abort(struct trk_thread *t)
 
 void trk_ev_alloc(struct trk_thread *t, unsigned kind, const void *p, size_t size,
                   uint32_t stack) TRK_HIDDEN;
+/* Keeps errno (the free hooks rely on it, hook.h). */
 void trk_ev_free(struct trk_thread *t, unsigned kind, const void *p) TRK_HIDDEN;
 void trk_ev_free_at(struct trk_thread *t, unsigned kind, uint64_t seq, const void *p) TRK_HIDDEN;
 void trk_ev_realloc(struct trk_thread *t, unsigned kind, uint64_t seq, const void *old,

@@ -29,12 +29,13 @@ TRK_HOOK_INLINE void *trk_hook_alloc_end(struct trk_thread *t, unsigned kind, vo
     return p;
 }
 
-/* Records a free (before the block is released) with errno kept. */
+/* Records a free (before the block is released) with errno kept: by
+ * trk_ev_free itself, whose fast path makes no call that could change it
+ * and whose slow paths keep it (events.c), so that the hook saves no
+ * registers for it. */
 TRK_HOOK_INLINE void trk_hook_free(struct trk_thread *t, unsigned kind, const void *p)
 {
-    int *err = t->errnop, saved = *err;
     trk_ev_free(t, kind, p);
-    *err = saved;
 }
 
 #endif /* TRK_CAPTURE_HOOK_H */
