@@ -54,7 +54,7 @@ void trk_report_nested(void)
     }
 }
 _Atomic int trk_active;
-_Atomic uint64_t trk_seq = 1;
+struct trk_seq_line trk_seq_line = {.v = 1};
 
 static _Atomic(struct trk_thread *) registry;
 static _Atomic uint32_t next_stream;

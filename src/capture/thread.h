@@ -120,7 +120,16 @@ extern __thread uint64_t trk_tl_nested TRK_TLS TRK_HIDDEN;
 extern __thread struct trk_thread *trk_tl_thread TRK_TLS TRK_HIDDEN;
 extern __thread int trk_tl_internal TRK_TLS TRK_HIDDEN; /* the tracker's own thread */
 extern _Atomic int trk_active TRK_HIDDEN;
-extern _Atomic uint64_t trk_seq TRK_HIDDEN;
+/* The shared seq counter (docs/FORMAT.md §3), alone on its cache line:
+ * every event of every thread writes it, so a variable beside it (read on
+ * the hot path, say) would miss in the other cores' caches on every event.
+ * Where globals land depends on every file linked, hence the padding. */
+struct trk_seq_line {
+    _Alignas(64) _Atomic uint64_t v;
+    char pad[64 - sizeof(uint64_t)];
+};
+extern struct trk_seq_line trk_seq_line TRK_HIDDEN;
+#define trk_seq (trk_seq_line.v)
 
 struct trk_thread *trk_thread_attach(void) TRK_HIDDEN;
 void trk_thread_exit_mark(struct trk_thread *t) TRK_HIDDEN;
