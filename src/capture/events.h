@@ -48,10 +48,15 @@ struct trk_tsc_fit {
 };
 extern _Atomic(struct trk_tsc_fit *) trk_clock_fit TRK_HIDDEN;
 
+/* ns of a TSC reading under fit f. */
+static inline uint64_t trk_tsc_ns_at(const struct trk_tsc_fit *f, uint64_t tsc)
+{
+    return f->ns0 + (uint64_t)(((unsigned __int128)(tsc - f->tsc0) * f->mult) >> 32);
+}
+
 static inline uint64_t trk_tsc_ns(const struct trk_tsc_fit *f)
 {
-    uint64_t d = __builtin_ia32_rdtsc() - f->tsc0;
-    return f->ns0 + (uint64_t)(((unsigned __int128)d * f->mult) >> 32);
+    return trk_tsc_ns_at(f, __builtin_ia32_rdtsc());
 }
 enum { TRK_CLOCK_TSC = 1, TRK_CLOCK_COARSE = 2 };
 /* Picks the source (TRK_CLOCK_*) from the CPU and the kernel's clocksource
