@@ -33,17 +33,12 @@
 
 #include "capture/events.h"
 
-struct tsc_fit {
-    uint64_t tsc0;
-    uint64_t ns0;
-    uint64_t mult; /* ns per tick, 32.32 fixed point */
-};
-
 /* Readers may hold a pointer while a newer fit is published; slots are
- * reused only after 256 more fits (seconds later). */
-static struct tsc_fit fits[256];
+ * reused only after 256 more fits (seconds later). The current one is
+ * global (events.h reads it inline on the event fast path). */
+static struct trk_tsc_fit fits[256];
 static unsigned next_fit;
-static _Atomic(struct tsc_fit *) fit;
+_Atomic(struct trk_tsc_fit *) trk_clock_fit;
 /* The clock read while there is no fit: CLOCK_MONOTONIC until
  * trk_clock_init has decided (and in TSC mode until the first fit). */
 static clockid_t slow_clock = CLOCK_MONOTONIC;
@@ -59,11 +54,10 @@ static uint64_t read_ns(clockid_t id)
 
 uint64_t trk_now_ns(void)
 {
-    struct tsc_fit *f = atomic_load_explicit(&fit, memory_order_acquire);
+    const struct trk_tsc_fit *f = atomic_load_explicit(&trk_clock_fit, memory_order_acquire);
     if (TRK_UNLIKELY(!f))
         return read_ns(slow_clock);
-    uint64_t d = __rdtsc() - f->tsc0;
-    return f->ns0 + (uint64_t)(((unsigned __int128)d * f->mult) >> 32);
+    return trk_tsc_ns(f);
 }
 
 /* Whether s (NUL-terminated, space or newline separated words) holds word. */
@@ -113,7 +107,7 @@ void trk_clock_use(int mode)
     tsc_ok = mode == TRK_CLOCK_TSC;
     slow_clock = tsc_ok ? CLOCK_MONOTONIC : CLOCK_MONOTONIC_COARSE;
     prev_tsc = prev_ns = 0;
-    atomic_store(&fit, NULL);
+    atomic_store(&trk_clock_fit, NULL);
 }
 
 /* One (tsc, ns) pair, bracketing clock_gettime between two TSC reads and
@@ -140,11 +134,11 @@ void trk_clock_recalibrate(void)
     uint64_t tsc, ns;
     sample_pair(&tsc, &ns);
     if (prev_tsc && tsc > prev_tsc + 1000 && ns > prev_ns) {
-        struct tsc_fit *f = &fits[next_fit++ % 256];
+        struct trk_tsc_fit *f = &fits[next_fit++ % 256];
         f->tsc0 = tsc;
         f->ns0 = ns;
         f->mult = (uint64_t)(((unsigned __int128)(ns - prev_ns) << 32) / (tsc - prev_tsc));
-        atomic_store_explicit(&fit, f, memory_order_release);
+        atomic_store_explicit(&trk_clock_fit, f, memory_order_release);
     }
     prev_tsc = tsc;
     prev_ns = ns;

@@ -36,6 +36,28 @@ static inline void trk_commit(struct trk_thread *t)
 /* CLOCK_MONOTONIC ns, from the TSC where the kernel trusts it, else from
  * CLOCK_MONOTONIC_COARSE (clock.c). */
 uint64_t trk_now_ns(void) TRK_HIDDEN;
+
+/* The TSC fit trk_now_ns converts with (clock.c); NULL while there is none
+ * (coarse clock, or before the first fit). The event fast path (events.c)
+ * reads it inline: a call to trk_now_ns made the emitters non-leaf
+ * functions that save and restore five registers per event. */
+struct trk_tsc_fit {
+    uint64_t tsc0;
+    uint64_t ns0;
+    uint64_t mult; /* ns per tick, 32.32 fixed point */
+};
+extern _Atomic(struct trk_tsc_fit *) trk_clock_fit TRK_HIDDEN;
+
+/* ns of a TSC reading under fit f. */
+static inline uint64_t trk_tsc_ns_at(const struct trk_tsc_fit *f, uint64_t tsc)
+{
+    return f->ns0 + (uint64_t)(((unsigned __int128)(tsc - f->tsc0) * f->mult) >> 32);
+}
+
+static inline uint64_t trk_tsc_ns(const struct trk_tsc_fit *f)
+{
+    return trk_tsc_ns_at(f, __builtin_ia32_rdtsc());
+}
 enum { TRK_CLOCK_TSC = 1, TRK_CLOCK_COARSE = 2 };
 /* Picks the source (TRK_CLOCK_*) from the CPU and the kernel's clocksource
  * lists; returns it. */
@@ -113,6 +135,7 @@ static inline void trk_ev_abort(struct trk_thread *t)
 
 void trk_ev_alloc(struct trk_thread *t, unsigned kind, const void *p, size_t size,
                   uint32_t stack) TRK_HIDDEN;
+/* Keeps errno (the free hooks rely on it, hook.h). */
 void trk_ev_free(struct trk_thread *t, unsigned kind, const void *p) TRK_HIDDEN;
 void trk_ev_free_at(struct trk_thread *t, unsigned kind, uint64_t seq, const void *p) TRK_HIDDEN;
 void trk_ev_realloc(struct trk_thread *t, unsigned kind, uint64_t seq, const void *old,

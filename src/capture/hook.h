@@ -21,20 +21,21 @@
  * passed it over, sample.h), leaves the hook, returns p. */
 TRK_HOOK_INLINE void *trk_hook_alloc_end(struct trk_thread *t, unsigned kind, void *p, size_t size)
 {
-    int saved = errno;
+    int *err = t->errnop, saved = *err;
     if (p)
         trk_ev_alloc(t, kind, p, size, trk_stack_sized(t, size));
     trk_leave();
-    errno = saved;
+    *err = saved;
     return p;
 }
 
-/* Records a free (before the block is released) with errno kept. */
+/* Records a free (before the block is released) with errno kept: by
+ * trk_ev_free itself, whose fast path makes no call that could change it
+ * and whose slow paths keep it (events.c), so that the hook saves no
+ * registers for it. */
 TRK_HOOK_INLINE void trk_hook_free(struct trk_thread *t, unsigned kind, const void *p)
 {
-    int saved = errno;
     trk_ev_free(t, kind, p);
-    errno = saved;
 }
 
 #endif /* TRK_CAPTURE_HOOK_H */

@@ -91,6 +91,11 @@ uint32_t trk_stack_callsite_slow(struct trk_thread *t, uintptr_t ra)
     return id;
 }
 
+void trk_sample_memo_forget(void)
+{
+    memset(trk_tl_callsite.e, 0, sizeof(trk_tl_callsite.e)); /* no call site is at 0 */
+}
+
 void trk_sample_thread_gone(void)
 {
     if (trk_tl_callsite.owner)

@@ -46,8 +46,10 @@ int trk_sample_hit(struct trk_thread *t, int64_t size) TRK_HIDDEN;
  * hashing a one-frame stack into the 4096-entry cache cost ~60
  * instructions (callgrind) where this costs ~12. Its entries belong to
  * (state, cache_epoch) owner: a new epoch (a recycled state, a fork
- * child's fresh trie) forgets them all. 16 entries keep the static TLS
- * small (the library is in every traced process). */
+ * child's fresh trie) forgets them all. Both change only in thread_reset,
+ * which the thread itself runs and which empties its memo
+ * (trk_sample_memo_forget), so a hit needs no owner check. 16 entries keep
+ * the static TLS small (the library is in every traced process). */
 #define TRK_CALLSITE_MEMO 16
 struct trk_callsite_memo {
     const struct trk_thread *owner;
@@ -61,12 +63,16 @@ extern __thread struct trk_callsite_memo trk_tl_callsite TRK_TLS TRK_HIDDEN;
 
 uint32_t trk_stack_callsite_slow(struct trk_thread *t, uintptr_t ra) TRK_HIDDEN;
 
+/* The calling thread starts on a new state or epoch (thread.c's
+ * thread_reset): its memo's ids are not that state's. */
+void trk_sample_memo_forget(void) TRK_HIDDEN;
+
 /* The stack of an unsampled allocation: its call site alone. */
 static inline uint32_t trk_stack_callsite(struct trk_thread *t, uintptr_t ra)
 {
     struct trk_callsite_memo *m = &trk_tl_callsite;
     unsigned i = (unsigned)((ra >> 2) ^ (ra >> 7)) & (TRK_CALLSITE_MEMO - 1);
-    if (TRK_LIKELY(m->e[i].ra == ra && m->owner == t && m->epoch == t->cache_epoch))
+    if (TRK_LIKELY(m->e[i].ra == ra))
         return m->e[i].id;
     return trk_stack_callsite_slow(t, ra);
 }

@@ -8,6 +8,7 @@
  * and go. A state is recycled (FREE -> CLAIMED -> ACTIVE) only after the
  * writer has drained it and seen its thread gone (writer.c).
  */
+#include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -54,7 +55,7 @@ void trk_report_nested(void)
     }
 }
 _Atomic int trk_active;
-_Atomic uint64_t trk_seq = 1;
+struct trk_seq_line trk_seq_line = {.v = 1};
 
 static _Atomic(struct trk_thread *) registry;
 static _Atomic uint32_t next_stream;
@@ -85,6 +86,8 @@ struct trk_thread *trk_thread_list(void)
 static void thread_reset(struct trk_thread *t)
 {
     t->head = 0;
+    t->fast_end = t->wake_at = 0;
+    t->errnop = &errno;
     t->last_seq = 0;
     t->lost = 0;
     memset(&t->enc, 0, sizeof(t->enc));
@@ -104,6 +107,7 @@ static void thread_reset(struct trk_thread *t)
         memset(t->cache, 0, sizeof(t->cache));
         t->cache_epoch = 1;
     }
+    trk_sample_memo_forget();
     t->stream = atomic_fetch_add(&next_stream, 1);
     t->tid = trk_gettid();
     t->self = pthread_self();

@@ -70,6 +70,15 @@ struct trk_thread {
     uint64_t head;
     uint64_t last_seq;
     uint64_t lost;
+    /* The ALLOC/FREE fast path's bounds (events.c), from one look at
+     * consumed: a record may be encoded in place while head < fast_end
+     * (room for TRK_REC_MAX bytes, no wrap), and the writer may need waking
+     * once head reaches wake_at. 0 (thread_reset): look again. */
+    uint64_t fast_end, wake_at;
+    /* The owner's errno (set by thread_reset, which the owner runs): the
+     * hooks keep the program's errno through it (hook.h) without a call
+     * to __errno_location through the PLT on every event. */
+    int *errnop;
     struct trk_rec_state enc;
     /* Nested calls waiting to be published: slots [nhead, ntail) of nested,
      * filled by signal handlers (ntail), drained by the interrupted hook. */
@@ -123,7 +132,16 @@ extern __thread uint64_t trk_tl_nested TRK_TLS TRK_HIDDEN;
 extern __thread struct trk_thread *trk_tl_thread TRK_TLS TRK_HIDDEN;
 extern __thread int trk_tl_internal TRK_TLS TRK_HIDDEN; /* the tracker's own thread */
 extern _Atomic int trk_active TRK_HIDDEN;
-extern _Atomic uint64_t trk_seq TRK_HIDDEN;
+/* The shared seq counter (docs/FORMAT.md §3), alone on its cache line:
+ * every event of every thread writes it, so a variable beside it (read on
+ * the hot path, say) would miss in the other cores' caches on every event.
+ * Where globals land depends on every file linked, hence the padding. */
+struct trk_seq_line {
+    _Alignas(64) _Atomic uint64_t v;
+    char pad[64 - sizeof(uint64_t)];
+};
+extern struct trk_seq_line trk_seq_line TRK_HIDDEN;
+#define trk_seq (trk_seq_line.v)
 
 struct trk_thread *trk_thread_attach(void) TRK_HIDDEN;
 void trk_thread_exit_mark(struct trk_thread *t) TRK_HIDDEN;

@@ -193,7 +193,7 @@ static int write_chunk(unsigned type, uint32_t stream, const uint8_t *payload, u
 /* Compression only where it pays. Heap event records (docs/FORMAT.md §4.1)
  * are already dense: LZ4 saves nothing on them (it gives up after ~3.5
  * instructions per byte), while a Huffman code over their bytes (HUF,
- * common/huf.h) still takes ~13% off, at ~18 instructions per byte. Stacks,
+ * common/huf.h) still takes ~13% off, at ~12 instructions per byte. Stacks,
  * names and Python code records are the other way round. So LZ4 is tried
  * first, HUF where LZ4 did not halve the piece, the smaller is kept, and a
  * stream keeps compressing while a piece shrinks by at least 1/LZ_MIN_GAIN;
@@ -203,9 +203,9 @@ static int write_chunk(unsigned type, uint32_t stream, const uint8_t *payload, u
 #define LZ_MIN_GAIN 16
 #define LZ_RETRY    32
 /* HUF is tried on pieces of at least this: its table alone is 128 bytes,
- * and each try has a fixed cost (a code per chunk). HUF costs the writer ~20
- * instructions per byte (~110 per allocbench event, about what LZ4 and the
- * table CRC cost before format 4), so TRACKER_COMPRESS=0 trades the ~15%
+ * and each try has a fixed cost (a code per chunk). HUF costs the writer ~12
+ * instructions per byte (~65 per allocbench event; ~20 and ~110 before its
+ * 8-byte-store loop), so TRACKER_COMPRESS=0 trades the ~15%
  * for that. */
 #define HUF_MIN_LEN 16384
 /* LZ4 has no table to send, so it pays on much shorter pieces: a program
@@ -215,6 +215,12 @@ static int write_chunk(unsigned type, uint32_t stream, const uint8_t *payload, u
  * a piece is stored without trying, and without counting as a failure. */
 #define LZ_MIN_LEN 512
 static uint8_t lz_skip[64];
+/* A stream whose last LZ4 try saved nothing (heap records) and whose piece
+ * then went to HUF tries LZ4 again only on every LZ_REPROBE-th piece,
+ * taking HUF at once in between: the try cost ~3.5 instructions per byte
+ * for nothing. huf_run counts the pieces since that try (0: try). */
+#define LZ_REPROBE 8
+static uint8_t huf_run[64];
 
 /* pre: flush_lock held. Writes ring bytes [from, to) as one DATA chunk;
  * both ends lie on record boundaries because only commits publish them. */
@@ -222,15 +228,16 @@ static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to, int co
 {
     uint64_t len = to - from, size = t->ring_mask + 1, off = from & t->ring_mask;
     uint64_t first = size - off < len ? size - off : len;
-    if (leak_scan) { /* the exit scan's live set, kept from the same bytes (leakscan.h) */
-        if (first == len) {
-            trk_ltrack_piece(t->stream, from, t->ring + off, len);
-        } else {
-            memcpy(raw_buf, t->ring + off, first);
-            memcpy(raw_buf + first, t->ring, len - first);
-            trk_ltrack_piece(t->stream, from, raw_buf, len);
-        }
+    /* The live set and the codecs read one contiguous piece: the ring's
+     * own bytes unless the piece wraps (then a copy, made once). */
+    const uint8_t *src = t->ring + off;
+    if (first < len && (leak_scan || (len >= LZ_MIN_LEN && trk_cfg.compress))) {
+        memcpy(raw_buf, t->ring + off, first);
+        memcpy(raw_buf + first, t->ring, len - first);
+        src = raw_buf;
     }
+    if (leak_scan) /* the exit scan's live set, kept from the same bytes (leakscan.h) */
+        trk_ltrack_piece(t->stream, from, src, len);
     uint8_t *skip = &lz_skip[t->stream % sizeof(lz_skip)];
     if (*skip || len < LZ_MIN_LEN || !trk_cfg.compress || !raw_buf) {
         /* Stored straight from the ring: the bytes stay put until consumed
@@ -239,31 +246,36 @@ static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to, int co
         return write_chunk2(TRK_CHUNK_DATA, t->stream, t->ring + off, (uint32_t)first, t->ring,
                             (uint32_t)(len - first), (uint32_t)len, TRK_CODEC_STORED, from);
     }
-    memcpy(raw_buf, t->ring + off, first);
-    memcpy(raw_buf + first, t->ring, len - first);
     /* LZ4 first: it gives up fast on data without repeats (~3.5
      * instructions per byte on heap records) and wins big on stacks and
      * names; HUF only where LZ4 did not halve the piece, the smaller kept.
      * A faster LZ4 setting costs a few percent of size and frees the core
      * the program's own threads compete for (TRACKER_LZ4_ACCEL). */
-    int n = LZ4_compress_fast_extState(lz_state, (const char *)raw_buf, (char *)lz_buf, (int)len,
-                                       lz_cap, trk_cfg.lz4_accel);
-    uint64_t lz = n > 0 && (uint64_t)n <= len - len / LZ_MIN_GAIN ? (uint64_t)n : len;
-    size_t h = compress && len >= HUF_MIN_LEN && lz > len / 2
-                   ? trk_huf_encode(raw_buf, len, huf_buf, lz - 1)
-                   : 0;
-    if (h)
+    uint8_t *run = &huf_run[t->stream % sizeof(huf_run)];
+    int huf_ok = compress && len >= HUF_MIN_LEN;
+    uint64_t lz = len;
+    if (!*run || !huf_ok) {
+        int n = LZ4_compress_fast_extState(lz_state, (const char *)src, (char *)lz_buf, (int)len,
+                                           lz_cap, trk_cfg.lz4_accel);
+        lz = n > 0 && (uint64_t)n <= len - len / LZ_MIN_GAIN ? (uint64_t)n : len;
+    }
+    size_t h = huf_ok && lz > len / 2 ? trk_huf_encode(src, len, huf_buf, lz - 1) : 0;
+    if (h) {
+        *run = *run || lz == len ? (uint8_t)((*run + 1) % LZ_REPROBE) : 0;
         return write_chunk(TRK_CHUNK_DATA, t->stream, huf_buf, (uint32_t)h, (uint32_t)len,
                            TRK_CODEC_HUF, from);
+    }
+    if (huf_ok)
+        *run = 0;
     if (lz < len)
         return write_chunk(TRK_CHUNK_DATA, t->stream, lz_buf, (uint32_t)lz, (uint32_t)len,
                            TRK_CODEC_LZ4, from);
     /* Only a piece both codecs were tried on says the stream does not
      * compress: a short one failing LZ4 alone (a program's start-up, before
      * its loops) says little, and cost little. */
-    if (compress && len >= HUF_MIN_LEN)
+    if (huf_ok)
         *skip = LZ_RETRY;
-    return write_chunk(TRK_CHUNK_DATA, t->stream, raw_buf, (uint32_t)len, (uint32_t)len,
+    return write_chunk(TRK_CHUNK_DATA, t->stream, src, (uint32_t)len, (uint32_t)len,
                        TRK_CODEC_STORED, from);
 }
 
