@@ -198,7 +198,7 @@ void trk_ev_alloc(struct trk_thread *t, unsigned kind, const void *p, size_t siz
         return;
     }
     uint8_t *b = t->ring + (t->head & t->ring_mask);
-    uint64_t ts = trk_tsc_ns_at(c.f, c.tsc);
+    uint64_t ts = trk_heap_ts_at(t, trk_tsc_ns_at(c.f, c.tsc));
     fast_end(t, b, trk_enc_alloc(b, &t->enc, kind, seq, ts, (uintptr_t)p, size, stack), seq);
 }
 
@@ -224,7 +224,7 @@ __attribute__((always_inline)) static inline void free_at(struct trk_thread *t, 
         return;
     }
     uint8_t *b = t->ring + (t->head & t->ring_mask);
-    uint64_t ts = trk_tsc_ns_at(c->f, c->tsc);
+    uint64_t ts = trk_heap_ts_at(t, trk_tsc_ns_at(c->f, c->tsc));
     fast_end(t, b, trk_enc_free(b, &t->enc, kind, seq, ts, (uintptr_t)p), seq);
 }
 

@@ -28,10 +28,15 @@
  * own (no time passed) until the clock is a quantum past it. A clock
  * reading behind the stream wraps to a large difference and is returned
  * as read: the encoder already writes that as no time passing. */
+static inline uint64_t trk_heap_ts_at(const struct trk_thread *t, uint64_t now)
+{
+    return now - t->enc.ts < TRK_HEAP_TS_QUANTUM_NS ? t->enc.ts : now;
+}
+
+/* The same, reading the clock (the fast paths read the TSC themselves). */
 static inline uint64_t trk_heap_ts(const struct trk_thread *t)
 {
-    uint64_t now = trk_now_ns();
-    return now - t->enc.ts < TRK_HEAP_TS_QUANTUM_NS ? t->enc.ts : now;
+    return trk_heap_ts_at(t, trk_now_ns());
 }
 
 #endif /* TRK_CAPTURE_HEAP_TS_H */
