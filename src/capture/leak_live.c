@@ -593,6 +593,7 @@ static int collect(struct trk_lset *s, const struct table *t)
         if (e > s->hi)
             s->hi = e;
     }
+    trk_lset_index(s);
     return 0;
 }
 
@@ -697,7 +698,10 @@ void trk_lset_free(struct trk_lset *s)
 {
     trk_lmem_free(s->v, s->map_len);
     trk_lmem_free(s->stack, s->stack_len);
+    if (s->pages)
+        trk_lmem_free(s->pages, s->pages_len);
     s->v = NULL;
     s->stack = NULL;
+    s->pages = NULL;
     s->n = 0;
 }

@@ -14,10 +14,49 @@
 
 /* The block containing w (a pointer to a zero-sized block's start counts),
  * or s->n. */
+static inline uint64_t page_bit(const struct trk_lset *s, uint64_t page)
+{
+    return (page * 0x9E3779B97F4A7C15ULL) >> s->pages_shift;
+}
+
+/* About 8 bits a page covered (few false hits), from 2^15 to 2^27 bits
+ * (16 MiB); a block's pages are all set, so a clear bit is a sure miss.
+ * Blocks over 64 GiB in all go without a filter. */
+void trk_lset_index(struct trk_lset *s)
+{
+    uint64_t npages = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        uint64_t a = s->v[i].addr, e = a + (s->v[i].size ? s->v[i].size : 1);
+        npages += ((e - 1) >> 12) - (a >> 12) + 1;
+    }
+    if (npages > ((uint64_t)1 << 24)) /* 64 GiB of blocks: setting bits would cost more */
+        return;
+    unsigned log2 = 15;
+    while (log2 < 27 && ((uint64_t)1 << log2) < 8 * npages)
+        log2++;
+    s->pages_len = ((size_t)1 << log2) / 8;
+    s->pages = trk_lmem(s->pages_len);
+    if (!s->pages)
+        return;
+    s->pages_shift = 64 - log2;
+    for (size_t i = 0; i < s->n; i++) {
+        uint64_t a = s->v[i].addr, e = a + (s->v[i].size ? s->v[i].size : 1);
+        for (uint64_t pg = a >> 12; pg <= (e - 1) >> 12; pg++) {
+            uint64_t b = page_bit(s, pg);
+            s->pages[b >> 6] |= (uint64_t)1 << (b & 63);
+        }
+    }
+}
+
 size_t trk_lset_find(const struct trk_lset *s, uint64_t w)
 {
     if (w < s->lo || w >= s->hi)
         return s->n;
+    if (s->pages) {
+        uint64_t b = page_bit(s, w >> 12);
+        if (!(s->pages[b >> 6] & ((uint64_t)1 << (b & 63))))
+            return s->n;
+    }
     size_t lo = 0, hi = s->n; /* first block with addr > w */
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;

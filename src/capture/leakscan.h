@@ -65,7 +65,14 @@ struct trk_lset {
     size_t n;
     size_t map_len;  /* bytes of v's mapping */
     uint64_t lo, hi; /* [lo, hi): every block's extent */
-    uint32_t *stack; /* mark stack, n entries */
+    /* A bit per hashed page number, set for every page a block covers
+     * (trk_lset_index): most words in [lo, hi) are no pointer into the
+     * heap, and one bit test answers them without the binary search.
+     * NULL: no filter. */
+    uint64_t *pages;
+    size_t pages_len;
+    unsigned pages_shift; /* 64 - log2(bits) */
+    uint32_t *stack;      /* mark stack, n entries */
     size_t sp;
     size_t stack_len;
     uint64_t root_bytes; /* bytes scanned as roots */
@@ -86,6 +93,9 @@ void trk_lmark_range(struct trk_lset *s, uint64_t lo, uint64_t hi) TRK_HIDDEN;
 void trk_lmark_words(struct trk_lset *s, const uint64_t *w, size_t n) TRK_HIDDEN;
 void trk_lmark_finish(struct trk_lset *s) TRK_HIDDEN;
 size_t trk_lset_find(const struct trk_lset *s, uint64_t w) TRK_HIDDEN;
+/* Builds s->pages for the sorted set (leak_mark.c); without memory for it
+ * the set is searched unfiltered. */
+void trk_lset_index(struct trk_lset *s) TRK_HIDDEN;
 
 /* leak_roots.c: scans every root into s (stops and resumes the other
  * threads around it). */
