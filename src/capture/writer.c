@@ -221,6 +221,10 @@ static uint8_t lz_skip[64];
  * for nothing. huf_run counts the pieces since that try (0: try). */
 #define LZ_REPROBE 8
 static uint8_t huf_run[64];
+/* Each slot's HUF code, reused over the next pieces (common/huf.h): ~8.7
+ * KiB, so that heap records skip the encoder's counting pass and table
+ * build on most pieces. */
+static struct trk_huf_enc huf_enc[64];
 
 /* pre: flush_lock held. Writes ring bytes [from, to) as one DATA chunk;
  * both ends lie on record boundaries because only commits publish them. */
@@ -259,7 +263,8 @@ static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to, int co
                                            lz_cap, trk_cfg.lz4_accel);
         lz = n > 0 && (uint64_t)n <= len - len / LZ_MIN_GAIN ? (uint64_t)n : len;
     }
-    size_t h = huf_ok && lz > len / 2 ? trk_huf_encode(src, len, huf_buf, lz - 1) : 0;
+    struct trk_huf_enc *he = &huf_enc[t->stream % (sizeof(huf_enc) / sizeof(huf_enc[0]))];
+    size_t h = huf_ok && lz > len / 2 ? trk_huf_encode_reuse(he, src, len, huf_buf, lz - 1) : 0;
     if (h) {
         *run = *run || lz == len ? (uint8_t)((*run + 1) % LZ_REPROBE) : 0;
         return write_chunk(TRK_CHUNK_DATA, t->stream, huf_buf, (uint32_t)h, (uint32_t)len,
