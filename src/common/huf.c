@@ -127,17 +127,26 @@ __attribute__((always_inline)) static inline uint8_t *encode_body(const uint8_t 
 {
     uint64_t acc = 0, nb = 0;
     size_t i = 0;
-    for (; i + 5 <= n && lim - p >= 8; i += 5) {
+    /* A turn moves p by at most 7 bytes (nb < 8 plus five codes: 62 bits),
+     * so how many turns the buffer still holds is known up front: the
+     * inner loop tests only i (~0.6 instructions per byte less). */
+    for (;;) {
+        size_t room = lim - p >= 8 ? (size_t)(lim - p - 8) / 7 + 1 : 0;
+        size_t turns = (n - i) / 5 < room ? (n - i) / 5 : room;
+        if (!turns)
+            break;
+        for (const size_t end = i + 5 * turns; i < end; i += 5) {
 #pragma GCC unroll 5
-        for (int k = 0; k < 5; k++) {
-            unsigned c = in[i + k];
-            acc = acc << len[c] | code[c];
-            nb += len[c];
+            for (int k = 0; k < 5; k++) {
+                unsigned c = in[i + k];
+                acc = acc << len[c] | code[c];
+                nb += len[c];
+            }
+            uint64_t v = __builtin_bswap64(acc << (64 - nb)); /* nb >= 5: a code has a bit */
+            __builtin_memcpy(p, &v, 8);
+            p += nb >> 3;
+            nb &= 7;
         }
-        uint64_t v = __builtin_bswap64(acc << (64 - nb)); /* nb >= 5: a code has a bit */
-        __builtin_memcpy(p, &v, 8);
-        p += nb >> 3;
-        nb &= 7;
     }
     /* The tail (and the end of a buffer too short for 8-byte stores): a
      * code at a time, whole bytes as they complete. */
