@@ -193,7 +193,7 @@ static int write_chunk(unsigned type, uint32_t stream, const uint8_t *payload, u
 /* Compression only where it pays. Heap event records (docs/FORMAT.md §4.1)
  * are already dense: LZ4 saves nothing on them (it gives up after ~3.5
  * instructions per byte), while a Huffman code over their bytes (HUF,
- * common/huf.h) still takes ~13% off, at ~12 instructions per byte. Stacks,
+ * common/huf.h) still takes ~13% off, at ~9 instructions per byte. Stacks,
  * names and Python code records are the other way round. So LZ4 is tried
  * first, HUF where LZ4 did not halve the piece, the smaller is kept, and a
  * stream keeps compressing while a piece shrinks by at least 1/LZ_MIN_GAIN;
@@ -203,10 +203,11 @@ static int write_chunk(unsigned type, uint32_t stream, const uint8_t *payload, u
 #define LZ_MIN_GAIN 16
 #define LZ_RETRY    32
 /* HUF is tried on pieces of at least this: its table alone is 128 bytes,
- * and each try has a fixed cost (a code per chunk). HUF costs the writer ~12
- * instructions per byte (~65 per allocbench event; ~20 and ~110 before its
- * 8-byte-store loop), so TRACKER_COMPRESS=0 trades the ~15%
- * for that. */
+ * and a piece that counts its bytes pays ~60K instructions to build a code
+ * (most pieces reuse their stream's: huf_enc). HUF costs the writer ~9
+ * instructions per byte (~53 per allocbench event; ~12 before the reused
+ * code, ~20 before its 8-byte-store loop), so TRACKER_COMPRESS=0 trades
+ * the ~15% for that. */
 #define HUF_MIN_LEN 16384
 /* LZ4 has no table to send, so it pays on much shorter pieces: a program
  * that allocates a few thousand times a second hands the writer 1-10 KiB
