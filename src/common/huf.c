@@ -135,10 +135,11 @@ __attribute__((always_inline)) static inline uint8_t *encode_body(const uint8_t 
         size_t turns = (n - i) / 5 < room ? (n - i) / 5 : room;
         if (!turns)
             break;
-        for (const size_t end = i + 5 * turns; i < end; i += 5) {
+        const uint8_t *q = in + i, *qend = q + 5 * turns;
+        for (; q < qend; q += 5) {
 #pragma GCC unroll 5
             for (int k = 0; k < 5; k++) {
-                unsigned c = in[i + k];
+                unsigned c = q[k];
                 acc = acc << len[c] | code[c];
                 nb += len[c];
             }
@@ -147,6 +148,7 @@ __attribute__((always_inline)) static inline uint8_t *encode_body(const uint8_t 
             p += nb >> 3;
             nb &= 7;
         }
+        i += 5 * turns;
     }
     /* The tail (and the end of a buffer too short for 8-byte stores): a
      * code at a time, whole bytes as they complete. */
