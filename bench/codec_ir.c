@@ -7,14 +7,17 @@
  * LZ_MIN_LEN, which codec won), so its cost is counted here instead, on a
  * fixed 64 KiB piece of allocbench-like compact ALLOC/FREE records: the
  * same LZ4-then-HUF decision as src/capture/writer.c, LZ4 tried on one
- * piece in LZ_REPROBE when it saves nothing.
+ * piece in LZ_REPROBE when it saves nothing, and HUF's code reused from
+ * piece to piece as the writer does (trk_huf_encode_reuse; "count" as the
+ * second argument counts every piece, trk_huf_encode, as before).
  *
- * usage: codec_ir REPS
+ * usage: codec_ir REPS [count]
  */
 #include <lz4.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/huf.h"
 #include "format/record.h"
@@ -49,6 +52,8 @@ static size_t fill(void)
 int main(int argc, char **argv)
 {
     long reps = argc > 1 ? atol(argv[1]) : 1;
+    int count = argc > 2 && strcmp(argv[2], "count") == 0;
+    struct trk_huf_enc st = {0};
     size_t len = fill(), out = 0;
     for (long r = 0; r < reps; r++) {
         size_t l = len;
@@ -58,7 +63,9 @@ int main(int argc, char **argv)
             if (n > 0 && (size_t)n <= len - len / 16)
                 l = (size_t)n;
         }
-        size_t h = l > len / 2 ? trk_huf_encode(piece, len, huf, l - 1) : 0;
+        size_t h = l <= len / 2 ? 0
+                   : count      ? trk_huf_encode(piece, len, huf, l - 1)
+                                : trk_huf_encode_reuse(&st, piece, len, huf, l - 1);
         out += h ? h : l;
     }
     printf("piece=%zu out=%zu\n", len, reps ? out / (size_t)reps : 0);

@@ -193,7 +193,7 @@ static int write_chunk(unsigned type, uint32_t stream, const uint8_t *payload, u
 /* Compression only where it pays. Heap event records (docs/FORMAT.md §4.1)
  * are already dense: LZ4 saves nothing on them (it gives up after ~3.5
  * instructions per byte), while a Huffman code over their bytes (HUF,
- * common/huf.h) still takes ~13% off, at ~12 instructions per byte. Stacks,
+ * common/huf.h) still takes ~13% off, at ~9 instructions per byte. Stacks,
  * names and Python code records are the other way round. So LZ4 is tried
  * first, HUF where LZ4 did not halve the piece, the smaller is kept, and a
  * stream keeps compressing while a piece shrinks by at least 1/LZ_MIN_GAIN;
@@ -203,10 +203,11 @@ static int write_chunk(unsigned type, uint32_t stream, const uint8_t *payload, u
 #define LZ_MIN_GAIN 16
 #define LZ_RETRY    32
 /* HUF is tried on pieces of at least this: its table alone is 128 bytes,
- * and each try has a fixed cost (a code per chunk). HUF costs the writer ~12
- * instructions per byte (~65 per allocbench event; ~20 and ~110 before its
- * 8-byte-store loop), so TRACKER_COMPRESS=0 trades the ~15%
- * for that. */
+ * and a piece that counts its bytes pays ~60K instructions to build a code
+ * (most pieces reuse their stream's: huf_enc). HUF costs the writer ~9
+ * instructions per byte (~53 per allocbench event; ~12 before the reused
+ * code, ~20 before its 8-byte-store loop), so TRACKER_COMPRESS=0 trades
+ * the ~15% for that. */
 #define HUF_MIN_LEN 16384
 /* LZ4 has no table to send, so it pays on much shorter pieces: a program
  * that allocates a few thousand times a second hands the writer 1-10 KiB
@@ -221,6 +222,10 @@ static uint8_t lz_skip[64];
  * for nothing. huf_run counts the pieces since that try (0: try). */
 #define LZ_REPROBE 8
 static uint8_t huf_run[64];
+/* Each slot's HUF code, reused over the next pieces (common/huf.h): ~8.7
+ * KiB, so that heap records skip the encoder's counting pass and table
+ * build on most pieces. */
+static struct trk_huf_enc huf_enc[64];
 
 /* pre: flush_lock held. Writes ring bytes [from, to) as one DATA chunk;
  * both ends lie on record boundaries because only commits publish them. */
@@ -259,7 +264,8 @@ static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to, int co
                                            lz_cap, trk_cfg.lz4_accel);
         lz = n > 0 && (uint64_t)n <= len - len / LZ_MIN_GAIN ? (uint64_t)n : len;
     }
-    size_t h = huf_ok && lz > len / 2 ? trk_huf_encode(src, len, huf_buf, lz - 1) : 0;
+    struct trk_huf_enc *he = &huf_enc[t->stream % (sizeof(huf_enc) / sizeof(huf_enc[0]))];
+    size_t h = huf_ok && lz > len / 2 ? trk_huf_encode_reuse(he, src, len, huf_buf, lz - 1) : 0;
     if (h) {
         *run = *run || lz == len ? (uint8_t)((*run + 1) % LZ_REPROBE) : 0;
         return write_chunk(TRK_CHUNK_DATA, t->stream, huf_buf, (uint32_t)h, (uint32_t)len,

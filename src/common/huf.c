@@ -117,7 +117,9 @@ static void canonical(const uint8_t len[NSYM], uint16_t code[NSYM])
  * rewritten by the next store: ~7 instructions per byte where one check
  * and 4-byte write per two codes took ~9 (callgrind). Codes and lengths
  * come from separate tables of 64-bit entries (a load each, rather than a
- * load, a mask, a shift and a widening). The bits are the same either way. */
+ * load, a mask, a shift and a widening). The bits are the same either way.
+ * Returns NULL where the codes would pass lim (possible only when the
+ * lengths were not counted on this input: trk_huf_encode_reuse). */
 __attribute__((always_inline)) static inline uint8_t *encode_body(const uint8_t *in, size_t n,
                                                                   const uint64_t code[NSYM],
                                                                   const uint64_t len[NSYM],
@@ -125,17 +127,28 @@ __attribute__((always_inline)) static inline uint8_t *encode_body(const uint8_t 
 {
     uint64_t acc = 0, nb = 0;
     size_t i = 0;
-    for (; i + 5 <= n && lim - p >= 8; i += 5) {
+    /* A turn moves p by at most 7 bytes (nb < 8 plus five codes: 62 bits),
+     * so how many turns the buffer still holds is known up front: the
+     * inner loop tests only i (~0.6 instructions per byte less). */
+    for (;;) {
+        size_t room = lim - p >= 8 ? (size_t)(lim - p - 8) / 7 + 1 : 0;
+        size_t turns = (n - i) / 5 < room ? (n - i) / 5 : room;
+        if (!turns)
+            break;
+        const uint8_t *q = in + i, *qend = q + 5 * turns;
+        for (; q < qend; q += 5) {
 #pragma GCC unroll 5
-        for (int k = 0; k < 5; k++) {
-            unsigned c = in[i + k];
-            acc = acc << len[c] | code[c];
-            nb += len[c];
+            for (int k = 0; k < 5; k++) {
+                unsigned c = q[k];
+                acc = acc << len[c] | code[c];
+                nb += len[c];
+            }
+            uint64_t v = __builtin_bswap64(acc << (64 - nb)); /* nb >= 5: a code has a bit */
+            __builtin_memcpy(p, &v, 8);
+            p += nb >> 3;
+            nb &= 7;
         }
-        uint64_t v = __builtin_bswap64(acc << (64 - nb)); /* nb >= 5: a code has a bit */
-        __builtin_memcpy(p, &v, 8);
-        p += nb >> 3;
-        nb &= 7;
+        i += 5 * turns;
     }
     /* The tail (and the end of a buffer too short for 8-byte stores): a
      * code at a time, whole bytes as they complete. */
@@ -144,12 +157,17 @@ __attribute__((always_inline)) static inline uint8_t *encode_body(const uint8_t 
         acc = acc << len[c] | code[c];
         nb += len[c];
         while (nb >= 8) {
+            if (p == lim)
+                return NULL; /* only a reused table's codes can run past lim */
             nb -= 8;
             *p++ = (uint8_t)(acc >> nb);
         }
     }
-    if (nb)
+    if (nb) {
+        if (p == lim)
+            return NULL;
         *p++ = (uint8_t)(acc << (8 - nb));
+    }
     return p;
 }
 
@@ -185,12 +203,13 @@ static uint8_t *encode_bits(const uint8_t *in, size_t n, const uint64_t code[NSY
     return encode_body(in, n, code, len, p, lim);
 }
 
-size_t trk_huf_encode(const uint8_t *in, size_t n, uint8_t *out, size_t cap)
+/* Byte counts of in[0, n). Two tables so that consecutive equal bytes do
+ * not wait on each other; eight bytes per turn, so that the loop's own
+ * count is a fraction of an instruction per byte. */
+static void count_bytes(const uint8_t *in, size_t n, uint32_t count[NSYM])
 {
-    /* Two tables so that consecutive equal bytes do not wait on each other;
-     * eight bytes per turn, so that the loop's own count is a fraction of
-     * an instruction per byte. */
-    uint32_t count[NSYM] = {0}, count2[NSYM] = {0};
+    uint32_t count2[NSYM] = {0};
+    memset(count, 0, NSYM * sizeof(count[0]));
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
 #pragma GCC unroll 4
@@ -203,15 +222,14 @@ size_t trk_huf_encode(const uint8_t *in, size_t n, uint8_t *out, size_t cap)
         count[in[i]]++;
     for (unsigned s = 0; s < NSYM; s++)
         count[s] += count2[s];
-    uint8_t len[NSYM];
-    if (n > UINT32_MAX || build_lengths(count, len) < 2 || cap < TRK_HUF_TABLE)
-        return 0;
-    uint64_t bits = 0;
-    for (unsigned s = 0; s < NSYM; s++)
-        bits += (uint64_t)count[s] * len[s];
-    size_t total = TRK_HUF_TABLE + (size_t)((bits + 7) / 8);
-    if (total > cap)
-        return 0; /* known before writing a single code */
+}
+
+/* Writes the table of len and the codes of in[0, n) to out; returns the
+ * payload length, or 0 where it would pass cap (known beforehand when len
+ * was counted on in, found while writing otherwise). */
+static size_t encode_with(const uint8_t len[NSYM], const uint8_t *in, size_t n, uint8_t *out,
+                          size_t cap)
+{
     uint16_t code[NSYM];
     canonical(len, code);
     for (unsigned s = 0; s < NSYM; s += 2)
@@ -223,7 +241,77 @@ size_t trk_huf_encode(const uint8_t *in, size_t n, uint8_t *out, size_t cap)
         len64[s] = len[s];
     }
     uint8_t *p = encode_bits(in, n, code64, len64, out + TRK_HUF_TABLE, out + cap);
-    return (size_t)(p - out);
+    return p ? (size_t)(p - out) : 0;
+}
+
+static uint64_t code_bits(const uint32_t count[NSYM], const uint8_t len[NSYM])
+{
+    uint64_t bits = 0;
+    for (unsigned s = 0; s < NSYM; s++)
+        bits += (uint64_t)count[s] * len[s];
+    return bits;
+}
+
+size_t trk_huf_encode(const uint8_t *in, size_t n, uint8_t *out, size_t cap)
+{
+    uint32_t count[NSYM];
+    count_bytes(in, n, count);
+    uint8_t len[NSYM];
+    if (n > UINT32_MAX || build_lengths(count, len) < 2 || cap < TRK_HUF_TABLE)
+        return 0;
+    if (TRK_HUF_TABLE + (code_bits(count, len) + 7) / 8 > cap)
+        return 0; /* known before writing a single code */
+    return encode_with(len, in, n, out, cap);
+}
+
+/* The counted path of trk_huf_encode_reuse: this piece gets its exact
+ * code (as trk_huf_encode), and st the smoothed one for the next pieces:
+ * built from 16 * count + 1, so that every byte value keeps a code (those
+ * absent here get the longest) while the present ones keep nearly their
+ * lengths. st->expect: what the smoothed code costs on this piece, in
+ * bits per TRK_HUF_EXPECT_ONE input bytes. */
+#define TRK_HUF_EXPECT_ONE 4096u
+static size_t encode_recount(struct trk_huf_enc *st, const uint8_t *in, size_t n, uint8_t *out,
+                             size_t cap)
+{
+    st->age = 0;
+    uint32_t count[NSYM], smooth[NSYM];
+    count_bytes(in, n, count);
+    uint8_t len[NSYM];
+    if (n > UINT32_MAX / 32 || build_lengths(count, len) < 2 || cap < TRK_HUF_TABLE)
+        return 0;
+    uint64_t bits = code_bits(count, len);
+    if (TRK_HUF_TABLE + (bits + 7) / 8 > cap)
+        return 0;
+    for (unsigned s = 0; s < NSYM; s++)
+        smooth[s] = count[s] * 16 + 1;
+    uint8_t sl[NSYM];
+    build_lengths(smooth, sl); /* all 256 present: every length 1..TRK_HUF_MAX_LEN */
+    for (unsigned s = 0; s < NSYM; s += 2)
+        st->table[s / 2] = (uint8_t)(sl[s] | sl[s + 1] << 4);
+    st->expect = (uint32_t)(code_bits(count, sl) * TRK_HUF_EXPECT_ONE / n);
+    st->age = 1;
+    return encode_with(len, in, n, out, cap);
+}
+
+size_t trk_huf_encode_reuse(struct trk_huf_enc *st, const uint8_t *in, size_t n, uint8_t *out,
+                            size_t cap)
+{
+    if (!st->age || st->age >= TRK_HUF_RECOUNT || n > UINT32_MAX / 32 || cap < TRK_HUF_TABLE)
+        return encode_recount(st, in, n, out, cap);
+    uint8_t len[NSYM];
+    for (unsigned s = 0; s < NSYM; s++)
+        len[s] = (st->table[s / 2] >> (4 * (s & 1))) & 15;
+    size_t m = encode_with(len, in, n, out, cap);
+    if (!m) /* the old code does not fit here: count this piece after all */
+        return encode_recount(st, in, n, out, cap);
+    st->age++;
+    /* Worse than the table promised by more than 1/16: the bytes have
+     * changed; count the next piece. */
+    uint64_t want = (uint64_t)st->expect * n / TRK_HUF_EXPECT_ONE;
+    if ((uint64_t)(m - TRK_HUF_TABLE) * 8 > want + want / 16 + 64)
+        st->age = 0;
+    return m;
 }
 
 static inline uint64_t load_be64(const uint8_t *p)
