@@ -243,20 +243,26 @@ static inline int walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, int n, uintptr_
  * where the previous one ends, so a deep stack is a few entries. */
 #define MEMO_WAYS   64
 #define MEMO_LEVELS 24
+/* An entry also ends after the first frame whose CFA leaves the 2 KiB of
+ * stack its first frame is in: walks that differ in depth below still end
+ * their entries at the same frames above, so the entries above are found
+ * again (entries cut every 24 frames from the start are not). */
+#define MEMO_LINE_SHIFT 11
 struct memo_lvl {
     uintptr_t cfa, ra;
 };
 struct memo_ent {
     uintptr_t pc0, sp0, bp0;
     uint32_t gen;
-    uint16_t nlev;         /* levels recorded; 0: empty */
-    uint8_t needs_bp;      /* a rule reads bp0 before any frame restores rbp */
-    uint8_t ended;         /* the walk returned after nlev levels (a LAST rule) */
-    uint8_t head;          /* leading levels in the skipped range (our frames) */
-    uint8_t plain;         /* none skipped after those: the fast replay applies */
+    uint16_t nlev;    /* levels recorded; 0: empty */
+    uint8_t needs_bp; /* a rule reads bp0 before any frame restores rbp */
+    uint8_t ended;    /* the walk returned after nlev levels (a LAST rule) */
+    uint8_t nskip;    /* levels in the skipped range (our frames) */
+    uint8_t pad1;
     uint8_t nout;          /* addresses the levels give */
     uint8_t nchk;          /* saved-rbp words the fast replay compares, in chk */
     uint32_t usebp;        /* bit i: level i's rule reads rbp */
+    uint32_t live;         /* bit i: level i's saved rbp is read later (memo_finish) */
     uint32_t used;         /* memo_find's clock when last found or claimed */
     struct trk_memo_id id; /* stacks.c's, for a walk this entry gives whole */
     uintptr_t bp_end;      /* rbp after the last level (the last one read) */
@@ -281,7 +287,7 @@ _Static_assert(MEMO_LEVELS <= 32, "slots is a 32-bit mask");
 struct memo_old {
     unsigned n, j;
     uint8_t ended;
-    uint32_t usebp;
+    uint32_t usebp, live;
     uintptr_t bp_in; /* rbp before the first of them */
     struct memo_lvl lv[MEMO_LEVELS];
     uintptr_t bpv[MEMO_LEVELS];
@@ -291,10 +297,11 @@ struct memo_old {
 struct trk_unwind_memo {
     int busy;
     uint32_t clock; /* memo_find's: which way was used last */
-    /* Where most walks record (a stack that differs each time near the
-     * allocation, as Python's object allocator sees), recording costs
-     * more than it saves: walk_any then walks plainly for a while. */
-    uint32_t walks, recorded, bypass;
+    /* Where most frames are stepped with rules anyway (stacks that differ
+     * all the way up each time), recording costs more than it saves:
+     * walk_any then walks plainly for a while. */
+    uint32_t walks, bypass;
+    uint64_t frames, recorded;
     struct memo_ent *last; /* the entry that gave the last walk whole */
     struct memo_old old;   /* walk_memo's (not on the stack: a sigaltstack is small) */
     struct memo_ent e[MEMO_WAYS];
@@ -350,24 +357,24 @@ _Static_assert(MEMO_WAYS == 64, "memo_find takes 5 bits: 32 sets of 2");
 static void memo_finish(struct memo_ent *e, unsigned nlev, int ended, uintptr_t skip_lo,
                         uintptr_t span)
 {
-    unsigned h = 0, nout = 0, nchk = 0;
-    while (h < nlev && e->lv[h].ra >= 0x4000 && e->lv[h].ra - skip_lo < span)
-        h++;
-    e->plain = 1;
+    unsigned nskip = 0, nout = 0, nchk = 0;
     for (unsigned i = 0; i < nlev; i++) {
         uintptr_t ra = e->lv[i].ra;
-        if (i < h || ra < 0x4000) /* the low one is the last: the walk ends there */
+        if (ra < 0x4000) /* the last: the walk ends there */
             continue;
         if (ra - skip_lo < span)
-            e->plain = 0;
-        nout++;
+            nskip++;
+        else
+            nout++;
     }
     /* liveness of rbp, from the end back: after the last level it is
      * live (the walk may go on with it) */
     int live = 1;
+    e->live = 0;
     for (unsigned i = nlev; i-- > 0;) {
         if (e->slot[i]) {
             if (live) {
+                e->live |= 1u << i;
                 e->chk[nchk].addr = e->lv[i].cfa - 8u * e->slot[i];
                 e->chk[nchk].val = e->bpv[i];
                 nchk++;
@@ -393,32 +400,42 @@ static void memo_finish(struct memo_ent *e, unsigned nlev, int ended, uintptr_t 
             break;
     }
     e->nchk = (uint8_t)nchk;
-    e->head = (uint8_t)h;
+    e->nskip = (uint8_t)nskip;
     e->nout = (uint8_t)nout;
     e->ended = (uint8_t)ended;
     e->nlev = (uint16_t)nlev;
 }
 
 /* Every level of e reads as recorded: one load and compare a frame (and
- * one a live saved rbp), its address stored at once (ips has room for
- * max + 32, and the count is cut to max after). 0 at the first
- * difference. */
-static inline int memo_fast(const struct memo_ent *e, uintptr_t *ips, int n)
+ * one a live saved rbp), its address stored at once unless it is one of
+ * ours (the hook's, or a wrapper's mid-stack: dlopen's while a library's
+ * constructors allocate). ips has room for max + 32, and the count is cut
+ * to max after. 0 at the first difference. */
+static inline int memo_fast(const struct memo_ent *e, uintptr_t *ips, int n, uintptr_t skip_lo,
+                            uintptr_t span)
 {
     const struct memo_lvl *l = e->lv;
-    unsigned nl = e->nlev, h = e->head, i = 0;
-    for (; i < h; i++)
-        if (((const uintptr_t *)l[i].cfa)[-1] != l[i].ra)
-            return 0;
-    uintptr_t *o = ips + n - h;
-    for (; i < nl; i++) {
-        uintptr_t ra = l[i].ra;
-        if (((const uintptr_t *)l[i].cfa)[-1] != ra)
-            return 0;
-        o[i] = ra;
+    uintptr_t *o = ips + n;
+    unsigned nl = e->nlev, nc = e->nchk;
+    if (TRK_LIKELY(e->nskip == 0)) {
+        for (unsigned i = 0; i < nl; i++) {
+            uintptr_t ra = l[i].ra;
+            if (((const uintptr_t *)l[i].cfa)[-1] != ra)
+                return 0;
+            o[i] = ra;
+        }
+    } else {
+        unsigned k = 0;
+        for (unsigned i = 0; i < nl; i++) {
+            uintptr_t ra = l[i].ra;
+            if (((const uintptr_t *)l[i].cfa)[-1] != ra)
+                return 0;
+            o[k] = ra;
+            k += ra - skip_lo >= span;
+        }
     }
-    for (unsigned k = 0, nk = e->nchk; k < nk; k++)
-        if (*(const uintptr_t *)e->chk[k].addr != e->chk[k].val)
+    for (unsigned c = 0; c < nc; c++)
+        if (*(const uintptr_t *)e->chk[c].addr != e->chk[c].val)
             return 0;
     return 1;
 }
@@ -429,6 +446,7 @@ struct wstate {
     uintptr_t *ips;
     int n, max, skipped;
     uintptr_t skip_lo, span;
+    unsigned recorded; /* frames stepped with a rule (memo_record) */
 };
 
 /* One frame's return address, as walk() takes it: 1 the walk goes on, 0
@@ -488,26 +506,38 @@ static inline void rec_level(struct memo_ent *e, unsigned i, uintptr_t cfa, uint
         e->usebp |= 1u << i;
 }
 
+/* Whether an entry that started at e->sp0 ends at a frame with this CFA. */
+static inline int seg_end(const struct memo_ent *e, uintptr_t cfa)
+{
+    return ((cfa ^ e->sp0) >> MEMO_LINE_SHIFT) != 0;
+}
+
 /* After the walk's level at index *i (its state in w) matched old level
  * o->j: the old levels after it, compared, recorded and taken. Returns as
  * w_take, or 2 when the entry is full or the old levels differ or run out
- * with the walk still going (the caller goes on from w). */
+ * with the walk still going (the caller goes on from w), or 4 when the
+ * entry ends at *i (seg_end). */
 static int splice(struct memo_ent *e, unsigned *i, struct wstate *w, struct memo_old *o)
 {
     for (unsigned x = o->j + 1; x < o->n; x++) {
         if (*i + 1 == MEMO_LEVELS)
             return 2;
         const uintptr_t *c = (const uintptr_t *)o->lv[x].cfa;
-        if (c[-1] != o->lv[x].ra || (o->slot[x] && c[-(intptr_t)o->slot[x]] != o->bpv[x]))
+        if (c[-1] != o->lv[x].ra)
             return 2;
+        uintptr_t v = o->slot[x] ? c[-(intptr_t)o->slot[x]] : 0;
+        if (((o->live >> x) & 1) && v != o->bpv[x])
+            return 2; /* a saved rbp a later rule reads (memo_replay) */
         ++*i;
-        rec_level(e, *i, o->lv[x].cfa, o->lv[x].ra, o->slot[x], o->bpv[x], (o->usebp >> x) & 1);
+        rec_level(e, *i, o->lv[x].cfa, o->lv[x].ra, o->slot[x], v, (o->usebp >> x) & 1);
         if (o->slot[x])
-            w->bp = o->bpv[x];
+            w->bp = v;
         w->sp = o->lv[x].cfa;
         int r = w_take(w, o->lv[x].ra);
         if (r <= 0)
             return r;
+        if (seg_end(e, w->sp))
+            return 4;
     }
     o->n = 0; /* used up */
     return o->ended ? 3 : 2;
@@ -546,6 +576,7 @@ __attribute__((noinline)) static int memo_record(struct trk_unwind_memo *m, stru
         if (slot)
             w->bp = ((const uintptr_t *)cfa)[-(intptr_t)slot];
         rec_level(e, i, cfa, ra, slot, slot ? w->bp : 0, use_bp);
+        w->recorded++;
         w->sp = cfa;
         int r = w_take(w, ra);
         if (r > 0 && o->n) {
@@ -561,9 +592,17 @@ __attribute__((noinline)) static int memo_record(struct trk_unwind_memo *m, stru
                         m->last = e;
                     return 0;
                 }
+                if (r == 4) {
+                    memo_finish(e, i + 1, 0, w->skip_lo, w->span);
+                    return 1;
+                }
                 r = r == 2 ? 1 : r;
                 o->n = 0;
             }
+        }
+        if (r > 0 && seg_end(e, w->sp) && i + 1 < MEMO_LEVELS) {
+            memo_finish(e, i + 1, 0, w->skip_lo, w->span);
+            return 1; /* on in the entry of the state after this frame */
         }
         if (r <= 0) {
             if (r == 0) {
@@ -588,9 +627,13 @@ __attribute__((noinline)) static int memo_replay(const struct memo_ent *e, unsig
         if (c[-1] != l->ra)
             return 3;
         if (e->slot[*i]) {
-            if (c[-(intptr_t)e->slot[*i]] != e->bpv[*i])
+            /* a saved rbp no later rule reads may differ (rbp is a general
+             * register in code without frame pointers): the walk carries
+             * the word as it is now */
+            uintptr_t v = c[-(intptr_t)e->slot[*i]];
+            if (((e->live >> *i) & 1) && v != e->bpv[*i])
                 return 3;
-            w->bp = e->bpv[*i];
+            w->bp = v;
         }
         w->sp = l->cfa;
         int r = w_take(w, l->ra);
@@ -613,7 +656,8 @@ static inline __attribute__((always_inline)) int walk_memo(struct trk_unwind_mem
         unsigned i = 0;
         o->n = 0;
         if (hit) {
-            if (TRK_LIKELY(e->plain && w->skipped + e->head <= 64 && memo_fast(e, w->ips, w->n))) {
+            if (TRK_LIKELY(w->skipped + e->nskip <= 64 &&
+                           memo_fast(e, w->ips, w->n, w->skip_lo, w->span))) {
                 const struct memo_lvl *l = &e->lv[e->nlev - 1];
                 w->n += e->nout;
                 if (w->n >= w->max || e->ended || l->ra < 0x4000) {
@@ -621,7 +665,7 @@ static inline __attribute__((always_inline)) int walk_memo(struct trk_unwind_mem
                         m->last = e;
                     return w->n >= w->max ? w->max : w->n;
                 }
-                w->skipped += e->head;
+                w->skipped += e->nskip;
                 if (e->nchk)
                     w->bp = e->bp_end;
                 w->sp = l->cfa;
@@ -641,6 +685,7 @@ static inline __attribute__((always_inline)) int walk_memo(struct trk_unwind_mem
             o->j = 0;
             o->ended = e->ended;
             o->usebp = e->usebp >> i;
+            o->live = e->live >> i;
             o->bp_in = w->bp;
             memcpy(o->lv, e->lv + i, sizeof(o->lv[0]) * o->n);
             memcpy(o->bpv, e->bpv + i, sizeof(o->bpv[0]) * o->n);
@@ -652,7 +697,6 @@ static inline __attribute__((always_inline)) int walk_memo(struct trk_unwind_mem
         }
         if (i == 0)
             e->bp0 = w->bp;
-        m->recorded += first; /* once a walk */
         int r = memo_record(m, e, i, w, o, first);
         if (r <= 0)
             return r < 0 ? -1 : w->n;
@@ -678,14 +722,18 @@ static inline __attribute__((always_inline)) int walk_any(struct trk_unwind_memo
     }
     m->busy = 1;
     atomic_signal_fence(memory_order_seq_cst);
-    struct wstate w = {pc, sp, bp, ips, n, max, 0, skip_lo, skip_hi - skip_lo};
+    struct wstate w = {pc, sp, bp, ips, n, max, 0, skip_lo, skip_hi - skip_lo, 0};
     int r = walk_memo(m, &w);
-    /* of every 256 walks, more than half recorded: 4,096 plain ones, then
-     * a new try (the program may have moved on to a loop) */
+    /* Over 256 walks, more than 3 in 5 frames stepped with rules (a frame
+     * recorded costs ~1.4 plain steps, one replayed ~0.4): the next 4,096
+     * walks are plain, then a new try (the program may have moved on). */
+    m->frames += (unsigned)(w.n - n) + (unsigned)w.skipped;
+    m->recorded += w.recorded;
     if (++m->walks == 256) {
-        if (m->recorded > 128)
+        if (5 * m->recorded > 3 * m->frames)
             m->bypass = 4096;
-        m->walks = m->recorded = 0;
+        m->walks = 0;
+        m->frames = m->recorded = 0;
     }
     atomic_signal_fence(memory_order_seq_cst);
     m->busy = 0;
