@@ -90,6 +90,8 @@ struct trk_memo_id {
 struct trk_memo_id *trk_unwind_memo_last(struct trk_unwind_memo *m) TRK_HIDDEN;
 size_t trk_unwind_memo_size(void) TRK_HIDDEN;
 
+/* Differential check (unwind_check.c) */
+void trk_unwind_check_every(unsigned every) TRK_HIDDEN;
 /* Differential check (TRACKER_UNWIND_CHECK=N): 1 when this allocation is the
  * one in N to compare; trk_unwind_check_record compares the two walks. */
 int trk_unwind_check_due(void) TRK_HIDDEN;
