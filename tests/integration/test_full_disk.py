@@ -17,7 +17,7 @@ from harness import Skip, check, eq, ge, main  # noqa: E402
 
 def test_disk_full(env):
     mnt = env.tmpdir("small")
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", mnt],
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mnt],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     if r.returncode != 0:
         raise Skip("cannot mount a tmpfs here")
@@ -25,9 +25,12 @@ def test_disk_full(env):
         out = os.path.join(mnt, "full.bin")
         prog = env.prog("leaker")
         # leaker N SIZE: N blocks of SIZE bytes, then exit 0; far more events
-        # than 256 KiB of capture can hold (such regular records take about
-        # 0.07 bytes each since the heap time quantum, docs/FORMAT.md §4.2:
-        # 300,000 of them fit in 23 KB).
+        # than 64 KiB of capture can hold. Such regular records compress to
+        # hundredths of a byte each (the heap time quantum, docs/FORMAT.md
+        # §4.2, and HUF's reused code): 4,000,000 came to 265 KB, which a
+        # 256 KiB disk held one day and not the next. 64 KiB fills about a
+        # million events in, after several flushes' watermarks, so what
+        # came before reads back.
         p = subprocess.run([env.tracker, "run", "-o", out, "--", prog, "4000000", "16"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         eq(p.returncode, 0, "program exit status passed through")
