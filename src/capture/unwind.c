@@ -171,53 +171,79 @@ void trk_unwind_forget_range(uintptr_t lo, uintptr_t hi)
 
 /* ---- The walk -------------------------------------------------------------- */
 
-/* The walk proper, from a frame whose pc (a lookup address), rsp and rbp
- * are known, n frames already in ips. */
-static inline int walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, int n, uintptr_t *ips, int max,
-                       uintptr_t skip_lo, uintptr_t skip_hi)
+/* A walk in progress: where it is, and what it has given. */
+struct wstate {
+    uintptr_t pc, sp, bp;
+    uintptr_t *ips;
+    int n, max, skipped;
+    uintptr_t skip_lo, span;
+    unsigned recorded; /* frames stepped with a rule (memo_record) */
+};
+
+/* One frame's return address, as walk() takes it: 1 the walk goes on, 0
+ * it has ended (an address under 0x4000, or max reached), -1 libunwind's. */
+static inline int w_take(struct wstate *w, uintptr_t ra)
+{
+    if (TRK_UNLIKELY(ra < 0x4000))
+        return 0;
+    if (TRK_LIKELY(ra - w->skip_lo >= w->span)) {
+        w->ips[w->n++] = ra;
+        if (w->n == w->max)
+            return 0;
+    } else if (++w->skipped > 64) {
+        return -1;
+    }
+    w->pc = ra - 1;
+    return 1;
+}
+
+/* The rule for pc, from the shared cache (rule_get_slow on a miss). */
+static inline uint64_t w_rule(uintptr_t pc)
 {
     struct rc_table *t = atomic_load_explicit(&rct, memory_order_acquire);
-    const struct rc_ent *tab = t->e;
-    unsigned shift = 64 - t->bits;
-    uintptr_t span = skip_hi - skip_lo;
-    int skipped = 0;
+    const struct rc_ent *re = &t->e[(pc * 0x9E3779B97F4A7C15ULL) >> (64 - t->bits)];
+    uint64_t rule = atomic_load_explicit(&re->val, memory_order_relaxed);
+    if (TRK_UNLIKELY(atomic_load_explicit(&re->key, memory_order_relaxed) != pc || rule == 0))
+        rule = rule_get_slow(pc);
+    return rule;
+}
+
+/* One frame: its rule applied to w's state, which moves to the caller's
+ * frame (rsp, rbp; the pc is w_take's). 1: *ra is the frame's return
+ * address, *rule its rule; 0: the walk ends here (a LAST rule); -1:
+ * libunwind's. */
+static inline int w_step(struct wstate *w, uint64_t *rule, uintptr_t *ra)
+{
+    uint64_t r = w_rule(w->pc);
+    uintptr_t cfa = ((r & (1u << 18)) ? w->bp : w->sp) + (uintptr_t)(intptr_t)(int32_t)(r >> 32);
+    /* The caller's frame is above ours on the same stack (a signal frame,
+     * the only way to switch stacks, is never STD): anything else is a bad
+     * rbp or bad unwind info, libunwind's to judge. LAST and FALLBACK
+     * rules have offset 0, so that this one test also sends them off the
+     * fast path. */
+    if (TRK_UNLIKELY(cfa - w->sp - 1 >= (1u << 28)))
+        return trk_ur_kind(r) == TRK_UR_LAST ? 0 : -1;
+    *ra = ((const uintptr_t *)cfa)[-1];
+    unsigned slot = (unsigned)(r >> 19) & 0x1fff;
+    if (slot)
+        w->bp = ((const uintptr_t *)cfa)[-(intptr_t)slot];
+    w->sp = cfa;
+    *rule = r;
+    return 1;
+}
+
+/* The walk proper, from w's state (pc a lookup address), w->n frames
+ * already in w->ips. Returns the count or -1. */
+static inline int walk(struct wstate *w)
+{
     for (;;) {
-        const struct rc_ent *e = &tab[(pc * 0x9E3779B97F4A7C15ULL) >> shift];
-        uint64_t rule = atomic_load_explicit(&e->val, memory_order_relaxed);
-        if (TRK_UNLIKELY(atomic_load_explicit(&e->key, memory_order_relaxed) != pc || rule == 0)) {
-            rule = rule_get_slow(pc);
-            /* the table may have grown: the rest of the walk reads the new one */
-            t = atomic_load_explicit(&rct, memory_order_acquire);
-            tab = t->e;
-            shift = 64 - t->bits;
-        }
-        uintptr_t cfa =
-            ((rule & (1u << 18)) ? bp : sp) + (uintptr_t)(intptr_t)(int32_t)(rule >> 32);
-        /* The caller's frame is above ours on the same stack (a signal
-         * frame, the only way to switch stacks, is never STD): anything
-         * else is a bad rbp or bad unwind info, libunwind's to judge. LAST
-         * and FALLBACK rules have offset 0, so that this one test also
-         * sends them off the fast path. */
-        if (TRK_UNLIKELY(cfa - sp - 1 >= (1u << 28)))
-            return trk_ur_kind(rule) == TRK_UR_LAST ? n : -1;
-        uintptr_t ra = ((const uintptr_t *)cfa)[-1];
-        unsigned slot = (unsigned)(rule >> 19) & 0x1fff;
-        if (slot)
-            bp = ((const uintptr_t *)cfa)[-(intptr_t)slot];
-        sp = cfa;
-        /* libunwind stops at an address under 0x4000 without recording it */
-        if (TRK_UNLIKELY(ra < 0x4000))
-            return n;
-        if (TRK_LIKELY(ra - skip_lo >= span)) {
-            ips[n++] = ra;
-            if (n == max)
-                return n;
-        } else if (++skipped > 64) {
-            /* our own frames are a handful: a corrupt stack, not a walk
-             * (the recorded ones are bounded by max, and the CFA rises) */
-            return -1;
-        }
-        pc = ra - 1; /* inside the call: its row, not the next one's */
+        uint64_t rule;
+        uintptr_t ra;
+        int r = w_step(w, &rule, &ra);
+        if (r > 0)
+            r = w_take(w, ra);
+        if (r <= 0)
+            return r < 0 ? -1 : w->n;
     }
 }
 
@@ -236,9 +262,9 @@ static inline int walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, int n, uintptr_
  * records the rest over the entry.
  *
  * Per thread (a signal handler that allocates mid-walk finds the memo busy
- * and walks plainly): MEMO_WAYS entries direct-mapped by start state, of
- * MEMO_LEVELS frames each; a longer walk chains into the entry of the state
- * where the previous one ends, so a deep stack is a few entries. */
+ * and walks plainly): MEMO_WAYS entries, two ways a set keyed by start
+ * state, of MEMO_LEVELS frames each; a longer walk chains into the entry of
+ * the state where the previous one ends, so a deep stack is a few entries. */
 #define MEMO_WAYS   64
 #define MEMO_LEVELS 24
 /* An entry also ends after the first frame whose CFA leaves the 2 KiB of
@@ -252,11 +278,10 @@ struct memo_lvl {
 struct memo_ent {
     uintptr_t pc0, sp0, bp0;
     uint32_t gen;
-    uint16_t nlev;    /* levels recorded; 0: empty */
-    uint8_t needs_bp; /* a rule reads bp0 before any frame restores rbp */
-    uint8_t ended;    /* the walk returned after nlev levels (a LAST rule) */
-    uint8_t nskip;    /* levels in the skipped range (our frames) */
-    uint8_t pad1;
+    uint16_t nlev;         /* levels recorded; 0: empty */
+    uint8_t needs_bp;      /* a rule reads bp0 before any frame restores rbp */
+    uint8_t ended;         /* the walk returned after nlev levels (a LAST rule) */
+    uint8_t nskip;         /* levels in the skipped range (our frames) */
     uint8_t nout;          /* addresses the levels give */
     uint8_t nchk;          /* saved-rbp words the fast replay compares, in chk */
     uint32_t usebp;        /* bit i: level i's rule reads rbp */
@@ -276,7 +301,7 @@ struct memo_ent {
         uintptr_t addr, val;
     } chk[MEMO_LEVELS];
 };
-_Static_assert(MEMO_LEVELS <= 32, "slots is a 32-bit mask");
+_Static_assert(MEMO_LEVELS <= 32, "usebp and live are 32-bit masks");
 /* The levels of an entry beyond the frame where a walk left it, kept
  * while that walk records over them: where it reaches one of their
  * states again (same CFA, return address and, where a later rule reads
@@ -438,43 +463,6 @@ static inline int memo_fast(const struct memo_ent *e, uintptr_t *ips, int n, uin
     return 1;
 }
 
-/* A walk in progress: where it is, and what it has given. */
-struct wstate {
-    uintptr_t pc, sp, bp;
-    uintptr_t *ips;
-    int n, max, skipped;
-    uintptr_t skip_lo, span;
-    unsigned recorded; /* frames stepped with a rule (memo_record) */
-};
-
-/* One frame's return address, as walk() takes it: 1 the walk goes on, 0
- * it has ended (an address under 0x4000, or max reached), -1 libunwind's. */
-static inline int w_take(struct wstate *w, uintptr_t ra)
-{
-    if (TRK_UNLIKELY(ra < 0x4000))
-        return 0;
-    if (TRK_LIKELY(ra - w->skip_lo >= w->span)) {
-        w->ips[w->n++] = ra;
-        if (w->n == w->max)
-            return 0;
-    } else if (++w->skipped > 64) {
-        return -1;
-    }
-    w->pc = ra - 1;
-    return 1;
-}
-
-/* The rule for pc, from the shared cache (rule_get_slow on a miss). */
-static inline uint64_t w_rule(uintptr_t pc)
-{
-    struct rc_table *t = atomic_load_explicit(&rct, memory_order_acquire);
-    const struct rc_ent *re = &t->e[(pc * 0x9E3779B97F4A7C15ULL) >> (64 - t->bits)];
-    uint64_t rule = atomic_load_explicit(&re->val, memory_order_relaxed);
-    if (TRK_UNLIKELY(atomic_load_explicit(&re->key, memory_order_relaxed) != pc || rule == 0))
-        rule = rule_get_slow(pc);
-    return rule;
-}
-
 /* rbp after old level x, and whether a later old level's rule reads it
  * (the last one's always counts: the walk may go on with it). */
 static int old_bp_after(const struct memo_old *o, unsigned x, uintptr_t *bp)
@@ -556,11 +544,11 @@ __attribute__((noinline)) static int memo_record(struct trk_unwind_memo *m, stru
             memo_finish(e, i, 0, w->skip_lo, w->span);
             return 1; /* on in the entry of this state */
         }
-        uint64_t rule = w_rule(w->pc);
-        int use_bp = (rule & (1u << 18)) != 0;
-        uintptr_t cfa = (use_bp ? w->bp : w->sp) + (uintptr_t)(intptr_t)(int32_t)(rule >> 32);
-        if (TRK_UNLIKELY(cfa - w->sp - 1 >= (1u << 28))) {
-            if (trk_ur_kind(rule) != TRK_UR_LAST)
+        uint64_t rule;
+        uintptr_t ra;
+        int r = w_step(w, &rule, &ra);
+        if (TRK_UNLIKELY(r <= 0)) {
+            if (r < 0)
                 return -1; /* nlev 0: the entry stays empty */
             if (i) {
                 memo_finish(e, i, 1, w->skip_lo, w->span);
@@ -569,14 +557,11 @@ __attribute__((noinline)) static int memo_record(struct trk_unwind_memo *m, stru
             }
             return 0;
         }
-        uintptr_t ra = ((const uintptr_t *)cfa)[-1];
+        uintptr_t cfa = w->sp;
         unsigned slot = (unsigned)(rule >> 19) & 0x1fff;
-        if (slot)
-            w->bp = ((const uintptr_t *)cfa)[-(intptr_t)slot];
-        rec_level(e, i, cfa, ra, slot, slot ? w->bp : 0, use_bp);
+        rec_level(e, i, cfa, ra, slot, slot ? w->bp : 0, (rule & (1u << 18)) != 0);
         w->recorded++;
-        w->sp = cfa;
-        int r = w_take(w, ra);
+        r = w_take(w, ra);
         if (r > 0 && o->n) {
             while (o->j < o->n && o->lv[o->j].cfa < cfa)
                 o->j++;
@@ -707,20 +692,16 @@ static inline __attribute__((always_inline)) int walk_any(struct trk_unwind_memo
                                                           uintptr_t *ips, int max,
                                                           uintptr_t skip_lo, uintptr_t skip_hi)
 {
+    struct wstate w = {pc, sp, bp, ips, n, max, 0, skip_lo, skip_hi - skip_lo, 0};
     if (!m)
-        return walk(pc, sp, bp, n, ips, max, skip_lo, skip_hi);
-    if (m->busy) {
+        return walk(&w);
+    if (m->busy || m->bypass) {
+        m->bypass -= m->bypass && !m->busy;
         m->last = NULL; /* not this walk's */
-        return walk(pc, sp, bp, n, ips, max, skip_lo, skip_hi);
-    }
-    if (m->bypass) {
-        m->bypass--;
-        m->last = NULL;
-        return walk(pc, sp, bp, n, ips, max, skip_lo, skip_hi);
+        return walk(&w);
     }
     m->busy = 1;
     atomic_signal_fence(memory_order_seq_cst);
-    struct wstate w = {pc, sp, bp, ips, n, max, 0, skip_lo, skip_hi - skip_lo, 0};
     int r = walk_memo(m, &w);
     /* Over 256 walks, more than 3 in 5 frames stepped with rules (a frame
      * recorded costs ~1.4 plain steps, one replayed ~0.4): the next 4,096
