@@ -204,7 +204,7 @@ static int write_chunk(unsigned type, uint32_t stream, const uint8_t *payload, u
 #define LZ_RETRY    32
 /* HUF is tried on pieces of at least this: its table alone is 128 bytes,
  * and a piece that counts its bytes pays ~60K instructions to build a code
- * (most pieces reuse their stream's: huf_enc). HUF costs the writer ~9
+ * (most pieces reuse their slot's: codec_slot). HUF costs the writer ~9
  * instructions per byte (~53 per allocbench event; ~12 before the reused
  * code, ~20 before its 8-byte-store loop), so TRACKER_COMPRESS=0 trades
  * the ~15% for that. */
@@ -215,17 +215,21 @@ static int write_chunk(unsigned type, uint32_t stream, const uint8_t *payload, u
  * larger than LZ4 makes it (json_roundtrip: 741 -> ~230 KB). Below this
  * a piece is stored without trying, and without counting as a failure. */
 #define LZ_MIN_LEN 512
-static uint8_t lz_skip[64];
 /* A stream whose last LZ4 try saved nothing (heap records) and whose piece
  * then went to HUF tries LZ4 again only on every LZ_REPROBE-th piece,
  * taking HUF at once in between: the try cost ~3.5 instructions per byte
- * for nothing. huf_run counts the pieces since that try (0: try). */
+ * for nothing. */
 #define LZ_REPROBE 8
-static uint8_t huf_run[64];
-/* Each slot's HUF code, reused over the next pieces (common/huf.h): ~8.7
- * KiB, so that heap records skip the encoder's counting pass and table
- * build on most pieces. */
-static struct trk_huf_enc huf_enc[64];
+/* What the writer decided for a slot of streams (stream id modulo the
+ * table: streams that share a slot only share the decisions). */
+static struct codec_slot {
+    uint8_t lz_skip; /* pieces still to store without trying (LZ_RETRY) */
+    uint8_t huf_run; /* pieces since the last LZ4 try (0: try; LZ_REPROBE) */
+    /* the slot's HUF code, reused over the next pieces (common/huf.h):
+     * heap records skip the encoder's counting pass and table build on
+     * most pieces */
+    struct trk_huf_enc huf;
+} codec_slots[64];
 
 /* pre: flush_lock held. Writes ring bytes [from, to) as one DATA chunk;
  * both ends lie on record boundaries because only commits publish them. */
@@ -243,8 +247,10 @@ static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to, int co
     }
     if (leak_scan) /* the exit scan's live set, kept from the same bytes (leakscan.h) */
         trk_ltrack_piece(t->stream, from, src, len);
-    uint8_t *skip = &lz_skip[t->stream % sizeof(lz_skip)];
-    if (*skip || len < LZ_MIN_LEN || !trk_cfg.compress || !raw_buf) {
+    struct codec_slot *cs =
+        &codec_slots[t->stream % (sizeof(codec_slots) / sizeof(codec_slots[0]))];
+    uint8_t *skip = &cs->lz_skip;
+    if (*skip || len < LZ_MIN_LEN || !trk_cfg.compress) {
         /* Stored straight from the ring: the bytes stay put until consumed
          * moves past them, which happens only after this write. */
         *skip -= *skip != 0 && len >= LZ_MIN_LEN;
@@ -256,7 +262,7 @@ static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to, int co
      * names; HUF only where LZ4 did not halve the piece, the smaller kept.
      * A faster LZ4 setting costs a few percent of size and frees the core
      * the program's own threads compete for (TRACKER_LZ4_ACCEL). */
-    uint8_t *run = &huf_run[t->stream % sizeof(huf_run)];
+    uint8_t *run = &cs->huf_run;
     int huf_ok = compress && len >= HUF_MIN_LEN;
     uint64_t lz = len;
     if (!*run || !huf_ok) {
@@ -264,8 +270,8 @@ static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to, int co
                                            lz_cap, trk_cfg.lz4_accel);
         lz = n > 0 && (uint64_t)n <= len - len / LZ_MIN_GAIN ? (uint64_t)n : len;
     }
-    struct trk_huf_enc *he = &huf_enc[t->stream % (sizeof(huf_enc) / sizeof(huf_enc[0]))];
-    size_t h = huf_ok && lz > len / 2 ? trk_huf_encode_reuse(he, src, len, huf_buf, lz - 1) : 0;
+    size_t h =
+        huf_ok && lz > len / 2 ? trk_huf_encode_reuse(&cs->huf, src, len, huf_buf, lz - 1) : 0;
     if (h) {
         *run = *run || lz == len ? (uint8_t)((*run + 1) % LZ_REPROBE) : 0;
         return write_chunk(TRK_CHUNK_DATA, t->stream, huf_buf, (uint32_t)h, (uint32_t)len,
