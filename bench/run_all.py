@@ -157,6 +157,9 @@ def section_callgrind(args, bench, cfgs, tmp, rows):
 
 TORCH_WORKLOADS = (("import torch", ["-c", "import torch"]),
                    ("torch_train 30 steps", [os.path.join(HERE, "workloads", "torch_train.py"), "30"]))
+# Only where torch sees a CUDA device (section_torch asks once).
+TORCH_CUDA_WORKLOADS = (("torch_cuda_train 100 steps",
+                         [os.path.join(HERE, "workloads", "torch_cuda_train.py"), "100"]),)
 
 
 def own_memory(tracker, cap):
@@ -177,7 +180,13 @@ def section_torch(args, python, tracker, tmp, rows):
         return [f"torch skipped: `{python} -c 'import torch'` fails"]
     modes = [("plain", None), ("tracker", []), ("tracker --python-only", ["--python-only"])]
     notes = []
-    for wname, pyargs in TORCH_WORKLOADS:
+    workloads = TORCH_WORKLOADS
+    if subprocess.run([python, "-c", "import sys, torch; sys.exit(not torch.cuda.is_available())"],
+                      capture_output=True, timeout=args.timeout).returncode == 0:
+        workloads += TORCH_CUDA_WORKLOADS
+    else:
+        notes.append("torch_cuda_train skipped: torch sees no CUDA device")
+    for wname, pyargs in workloads:
         res = {m: [] for m, _ in modes}
         for rep in range(args.torch_reps):
             k = rep % len(modes)
