@@ -8,7 +8,8 @@
  * thread's stack below its stack pointer (dead frames must not hide a
  * leak). Threads' registers count too. Must not: read a page that is not
  * resident (an untouched reservation reads as zeros, and may be huge), read
- * device mappings, allocate, or take a lock.
+ * a file mapping's page the program never wrote (the page cache's: reading
+ * it maps it in), read device mappings, allocate, or take a lock.
  */
 #include <fcntl.h>
 #include <string.h>
