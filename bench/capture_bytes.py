@@ -64,6 +64,20 @@ def record(b, i, out, fields):
         cls, kind = t & 0xE0, t & 0x1F
         name = {0x20: "ALLOC", 0x40: "FREE", 0x60: "REALLOC"}[cls] + str(kind)
         j = skip(b, j, {0x20: 5, 0x40: 3, 0x60: 7}[cls])
+    elif 0x18 <= t <= 0x1C:  # node records, version 5 (docs/FORMAT.md §4.3)
+        h = t & 3
+        if t == 0x1C:
+            k = j
+            h, j = v(b, j)
+            fields["NODE.h"] += j - k
+        name = "NODE.py" if h & 1 else "NODE"
+        k = j
+        if not h & 2:
+            _, j = v(b, j)
+        fields["NODE.parent"] += j - k
+        k = j
+        j = skip(b, j, 2 if h & 1 else 1)
+        fields["NODE.frame"] += j - k
     else:
         name = NAMES.get(t, hex(t))
         if t in (1,):

@@ -21,8 +21,12 @@
 
 #include "capture/events.h"
 
-/* 16 of the compact records' 1024 ns steps: 16.4 us. */
-#define TRK_HEAP_TS_QUANTUM_NS (16u << TRK_COMPACT_TS_SHIFT)
+/* 1024 of the compact records' 1024 ns steps: 1.05 ms, the order of the
+ * clock's own bound (docs/FORMAT.md §4.2). 16.4 us still left a step every
+ * few records of a Python loop that allocates every few us: 1.05 ms took
+ * json_roundtrip.py's capture from 142 to 83 KB and regex_text.py's from
+ * 679 to 226 KB; no report's time axis is finer than that. */
+#define TRK_HEAP_TS_QUANTUM_NS (1024u << TRK_COMPACT_TS_SHIFT)
 
 /* The timestamp to encode for a heap event of t's stream now: the stream's
  * own (no time passed) until the clock is a quantum past it. A clock

@@ -386,6 +386,18 @@ static int skip_stack(struct trk_rec_state *st, const uint8_t **pp, const uint8_
             return 1;
     }
     st->ip += (uint64_t)trk_unzigzag(z);
+    st->sid = id;
+    *pp = p;
+    return 0;
+}
+
+/* A node record (version 5): the same, through its one decoder. */
+static int skip_node(struct trk_rec_state *st, const uint8_t **pp, const uint8_t *end)
+{
+    const uint8_t *p = *pp + 1;
+    uint64_t id, parent, ip;
+    if (trk_dec_node(&p, end, **pp, st, &id, &parent, &ip))
+        return 1;
     *pp = p;
     return 0;
 }
@@ -402,6 +414,8 @@ static int fast_heap(struct table *t, struct trk_rec_state *st, const uint8_t **
         return exact_compact(t, st, pp, end);
     if (tag == TRK_REC_STACK)
         return skip_stack(st, pp, end);
+    if (tag - TRK_REC_NODE <= TRK_REC_NODE_ID - TRK_REC_NODE)
+        return skip_node(st, pp, end);
     if ((cls != TRK_REC_ALLOC_BASE && cls != TRK_REC_FREE_BASE && cls != TRK_REC_REALLOC_BASE) ||
         kind == 0 || kind > TRK_ALLOC_KIND_MAX)
         return 1;

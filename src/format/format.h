@@ -21,12 +21,13 @@
 /* The format version. Bump it when a reader of the previous version would
  * misread a new file; readers refuse files whose version is newer than theirs,
  * naming both versions. */
-#define TRK_FMT_VERSION 4
+#define TRK_FMT_VERSION 5
 /* The oldest version this reader still reads: version 2 only added records
  * (Python frames, imports, marks) and allocator ids, version 3 the C++
  * allocator ids and the FORK header TLV, version 4 the compact heap records
- * (tags 0x80..0xFF, unused before), so a version 1, 2 or 3 file is a valid
- * version 4 file. */
+ * (tags 0x80..0xFF, unused before), version 5 the node records (tags
+ * 0x18..0x1C, unused before), so a file of any version is a valid file of
+ * every later one. */
 #define TRK_FMT_VERSION_MIN 1
 
 /* ---- File header -------------------------------------------------------
@@ -136,7 +137,11 @@ enum trk_end_reason {
  *   seq   global sequence number of the stream's last event
  *   ts    CLOCK_MONOTONIC ns of the stream's last event
  *   addr  last address written by any address-bearing record
- *   ip    last instruction pointer of a STACK record
+ *   ip    last native frame of a STACK or node record (a STACK record's
+ *         frame of any kind)
+ *   sid   id of the last STACK or node record (version 5)
+ *   pcode, pline  code id and line of the last Python frame of a node
+ *         record (version 5)
  * "seqd" is seq - prev seq (v, > 0), "tsd" is ts - prev ts (z; since
  * version 4 writers never make it negative), "addr" is addr - prev addr (z).
  * See docs/FORMAT.md for each record's fields.
@@ -165,6 +170,14 @@ enum trk_rec_tag {
     TRK_REC_PY_IMPORT_END = 0x15, /* seqd tsd: this thread's innermost open import finished */
     TRK_REC_PY_MARK = 0x16,       /* seqd tsd what:v (TRK_PY_MARK_*) */
     TRK_REC_PY_INFO = 0x17,       /* seqd tsd version:v flags:v (TRK_PYF_*) */
+    /* Since version 5: a stack node in fewer bytes (docs/FORMAT.md §4.3),
+     * 0001 1 0 C P with id = sid + 1, or TRK_REC_NODE_ID then
+     * h:v = (id - sid - 1) << 2 | C << 1 | P; no seq. Then [pd:v] (parent =
+     * id - pd) unless C (parent = sid), then the frame: P = 0 a native
+     * ip:z (vs ip), P = 1 a Python frame as code:z (vs pcode) line:z
+     * (vs pline). */
+    TRK_REC_NODE = 0x18,
+    TRK_REC_NODE_ID = 0x1C,
     /* Leak classification at exit (docs/FORMAT.md §4a); since version 4. */
     TRK_REC_LEAK_SCAN = 0x1E,    /* seqd tsd flags:v (TRK_LEAKF_*) blocks:v roots:v */
     TRK_REC_LEAK = 0x1F,         /* seqd tsd addr:z class:u8 (TRK_LEAK_*) leader:z (vs addr) */
@@ -197,6 +210,10 @@ enum trk_rec_tag {
     }
 /* A compact record's time step: 2^10 ns. */
 #define TRK_COMPACT_TS_SHIFT 10
+
+/* Node record bits (the tag's low two, or h's). */
+#define TRK_NODE_PY    1u /* the frame is a Python frame (code, line) */
+#define TRK_NODE_CHAIN 2u /* parent = sid: no pd field */
 
 /* Which entry point made a heap event; the low five bits of ALLOC/FREE/REALLOC
  * tags. 0 is invalid so that a zero byte never decodes as an event. */

@@ -212,6 +212,16 @@ int trk_rec_decode(const uint8_t **pp, const uint8_t *end, struct trk_rec_state 
             return -1;
         s.ip += (uint64_t)z;
         r->ip = s.ip;
+        s.sid = r->id;
+        break;
+    case TRK_REC_NODE:
+    case TRK_REC_NODE + 1:
+    case TRK_REC_NODE + 2:
+    case TRK_REC_NODE + 3:
+    case TRK_REC_NODE_ID:
+        if (trk_dec_node(&p, end, tag, &s, &r->id, &r->parent, &r->ip))
+            return -1;
+        r->rclass = TRK_RC_STACK;
         break;
     case TRK_REC_MODULES:
         if (get_head(&p, end, &s, r))

@@ -25,12 +25,18 @@
     (1 + 4 * TRK_VARINT_MAX + TRK_MODULE_PATH_MAX + TRK_BUILDID_MAX +                              \
      TRK_MODULE_SEGS_MAX * 3 * TRK_VARINT_MAX + 16)
 
-/* Per-stream delta state; both sides start from all zeros at offset 0. */
+/* Per-stream delta state; both sides start from all zeros at offset 0.
+ * ip is the last native frame (any frame of a version-4 STACK record);
+ * sid, pcode and pline, the last node id and Python frame, came with
+ * version 5's STACK records (docs/FORMAT.md §4.3). */
 struct trk_rec_state {
     uint64_t seq;
     uint64_t ts;
     uint64_t addr;
     uint64_t ip;
+    uint64_t sid;
+    uint64_t pcode;
+    uint64_t pline;
 };
 
 /* ---- Encoders ------------------------------------------------------------ */
@@ -209,15 +215,106 @@ static inline uint8_t *trk_enc_mremap(uint8_t *p, struct trk_rec_state *st, uint
     return trk_put_varint(p, stack);
 }
 
-static inline uint8_t *trk_enc_stack(uint8_t *p, struct trk_rec_state *st, uint64_t id,
-                                     uint64_t parent, uint64_t ip)
+/* The STACK record of every version (tag 0x04): id, parent and the ip as a
+ * delta from the stream's last one, whatever its kind. */
+static inline uint8_t *trk_enc_stack_long(uint8_t *p, struct trk_rec_state *st, uint64_t id,
+                                          uint64_t parent, uint64_t ip)
 {
     *p++ = TRK_REC_STACK;
     p = trk_put_varint(p, id);
     p = trk_put_varint(p, parent);
     p = trk_put_svarint(p, (int64_t)(ip - st->ip));
     st->ip = ip;
+    st->sid = id;
     return p;
+}
+
+/* ---- Node records (version 5, format.h TRK_REC_NODE) ----
+ *
+ * A new stack's nodes come one after the other, each the caller's child:
+ * the id is the stream's last one plus one and the parent the last one,
+ * so both ride in the tag. A Python frame is a code id and a line, each a
+ * small delta from the stream's last Python frame, and a native one a
+ * delta from the last native frame: the kinds no longer take turns in one
+ * delta, where every change of kind cost ten bytes (bit 63). */
+static inline uint8_t *trk_enc_stack(uint8_t *p, struct trk_rec_state *st, uint64_t id,
+                                     uint64_t parent, uint64_t ip)
+{
+    if (!TRK_LIKELY_ENC(id > st->sid && parent < id))
+        return trk_enc_stack_long(p, st, id, parent, ip);
+    unsigned py = (unsigned)(ip >> 63), chain = parent == st->sid;
+    unsigned bits = (chain ? TRK_NODE_CHAIN : 0) | (py ? TRK_NODE_PY : 0);
+    if (id == st->sid + 1) {
+        *p++ = (uint8_t)(TRK_REC_NODE | bits);
+    } else {
+        *p++ = TRK_REC_NODE_ID;
+        p = trk_put_varint(p, (id - st->sid - 1) << 2 | bits);
+    }
+    if (!chain)
+        p = trk_put_varint(p, id - parent);
+    if (py) {
+        uint64_t code = (ip & ~TRK_PYFRAME_BIT) >> TRK_PYFRAME_LINE_BITS,
+                 line = ip & TRK_PYFRAME_LINE_MAX;
+        p = trk_put_svarint(p, (int64_t)(code - st->pcode));
+        p = trk_put_svarint(p, (int64_t)(line - st->pline));
+        st->pcode = code;
+        st->pline = line;
+    } else {
+        p = trk_put_svarint(p, (int64_t)(ip - st->ip));
+        st->ip = ip;
+    }
+    st->sid = id;
+    return p;
+}
+
+/* The fields of a node record after its tag (0x18..0x1C). Sets *id,
+ * *parent and *ip and advances *pp and st; returns -1 with neither touched
+ * when the record is short or malformed (an id past 2^64 - 1, a parent
+ * delta of 0 or above the id, a Python frame out of its bit ranges, a
+ * native one with bit 63 set). */
+static inline int trk_dec_node(const uint8_t **pp, const uint8_t *end, unsigned tag,
+                               struct trk_rec_state *st, uint64_t *id, uint64_t *parent,
+                               uint64_t *ip)
+{
+    const uint8_t *p = *pp;
+    uint64_t h = 0, pd, v;
+    if (tag == TRK_REC_NODE_ID) {
+        if (trk_get_varint(&p, end, &h))
+            return -1;
+        tag = TRK_REC_NODE | (unsigned)(h & 3);
+    }
+    if (h >> 2 >= UINT64_MAX - st->sid) /* the id would pass 2^64 - 1 */
+        return -1;
+    uint64_t n = st->sid + 1 + (h >> 2);
+    if (tag & TRK_NODE_CHAIN) {
+        pd = n - st->sid;
+    } else if (trk_get_varint(&p, end, &pd) || pd == 0 || pd > n) {
+        return -1;
+    }
+    if (trk_get_varint(&p, end, &v))
+        return -1;
+    if (tag & TRK_NODE_PY) {
+        uint64_t code = st->pcode + (uint64_t)trk_unzigzag(v), lz;
+        if (trk_get_varint(&p, end, &lz))
+            return -1;
+        uint64_t line = st->pline + (uint64_t)trk_unzigzag(lz);
+        if (code >> (63 - TRK_PYFRAME_LINE_BITS) || line > TRK_PYFRAME_LINE_MAX)
+            return -1;
+        st->pcode = code;
+        st->pline = line;
+        *ip = TRK_PYFRAME_BIT | code << TRK_PYFRAME_LINE_BITS | line;
+    } else {
+        uint64_t a = st->ip + (uint64_t)trk_unzigzag(v);
+        if (a & TRK_PYFRAME_BIT) /* P says the kind: a native frame never has it */
+            return -1;
+        st->ip = a;
+        *ip = a;
+    }
+    st->sid = n;
+    *id = n;
+    *parent = n - pd;
+    *pp = p;
+    return 0;
 }
 
 static inline uint8_t *trk_enc_thread(uint8_t *p, struct trk_rec_state *st, uint64_t seq,

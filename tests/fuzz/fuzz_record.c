@@ -61,8 +61,10 @@ static uint8_t *reencode(uint8_t *p, struct trk_rec_state *st, const struct trk_
     case TRK_RC_MREMAP:
         return trk_enc_mremap(p, st, r->seq, r->seq2, r->ts, r->addr, r->size, r->addr2,
                               r->size2, r->flags, r->stack);
-    case TRK_RC_STACK:
-        return trk_enc_stack(p, st, r->id, r->parent, r->ip);
+    case TRK_RC_STACK: /* compact: a node record (version 5) */
+        if (compact)
+            return trk_enc_stack(p, st, r->id, r->parent, r->ip);
+        return trk_enc_stack_long(p, st, r->id, r->parent, r->ip);
     case TRK_RC_THREAD:
         return trk_enc_thread(p, st, r->seq, r->ts, r->tid, r->flags);
     case TRK_RC_THREAD_NAME:
@@ -154,7 +156,8 @@ static void check_roundtrip(const struct trk_rec_state *before, const struct trk
     if (rec->seq && rec->ts < before->ts)
         return; /* time going back: only older writers wrote that */
     struct trk_rec_state st = *before;
-    uint8_t *end = reencode(buf, &st, rec, (*at & TRK_REC_COMPACT) != 0);
+    bool compact = (*at & TRK_REC_COMPACT) || (*at >= TRK_REC_NODE && *at <= TRK_REC_NODE_ID);
+    uint8_t *end = reencode(buf, &st, rec, compact);
     size_t len = (size_t)(end - buf);
     if (len > consumed)
         trk_fuzz_fail("re-encoding a record made it longer");

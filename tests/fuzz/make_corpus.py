@@ -31,7 +31,7 @@ import sys
 import tempfile
 
 MAX_FILE = 64 << 10
-FMT_VERSION = 3  # the newest version the reader reads (TRK_FMT_VERSION)
+FMT_VERSION = 5  # the newest version the reader reads (TRK_FMT_VERSION)
 HEAD = 32
 MAGIC = b"\x89TRK\r\n\x1a\n"
 DATA, WATERMARK, END = 1, 2, 3
@@ -94,6 +94,7 @@ class Stream:
 
     def __init__(self):
         self.seq = self.ts = self.addr = self.ip = 0
+        self.sid = self.pcode = self.pline = 0  # version 5 (FORMAT.md §4.3)
         self.out = bytearray()
 
     def head(self, tag, seq, ts):
@@ -117,7 +118,27 @@ class Stream:
 
     def stack(self, sid, parent, ip):
         self.out += bytes([0x04]) + uv(sid) + uv(parent) + zz(ip - self.ip)
-        self.ip = ip
+        self.ip, self.sid = ip, sid
+
+    def node(self, nid, parent, ip):
+        """A version 5 node record (0x18..0x1C), written from FORMAT.md
+        §4.3 alone."""
+        py, chain = ip >> 63, parent == self.sid
+        bits = (2 if chain else 0) | py
+        if nid == self.sid + 1:
+            self.out += bytes([0x18 | bits])
+        else:
+            self.out += bytes([0x1C]) + uv((nid - self.sid - 1) << 2 | bits)
+        if not chain:
+            self.out += uv(nid - parent)
+        if py:
+            code, line = (ip >> 24) & ((1 << 39) - 1), ip & 0xFFFFFF
+            self.out += zz(code - self.pcode) + zz(line - self.pline)
+            self.pcode, self.pline = code, line
+        else:
+            self.out += zz(ip - self.ip)
+            self.ip = ip
+        self.sid = nid
 
     def modules(self, seq, ts, gen, count):
         self.head(0x05, seq, ts)
@@ -688,6 +709,18 @@ def record_seeds():
     bad = Stream()
     bad.gpu(0x0F, 1, 1, 15, 3, 0)  # GPU_MAP op 3: refused
     seeds.append(("gpu_map_bad_op", bad.take() + b"\x00" * 4))
+    nodes = Stream()  # version 5: chains, jumps, Python frames, both forms
+    py = 1 << 63
+    nodes.node(1, 0, 0x401000)
+    nodes.node(2, 1, py | 3 << 24 | 10)
+    nodes.node(3, 2, 0x401400)
+    nodes.node(4, 1, py | 7 << 24 | 2)
+    nodes.node(9, 4, 0x402000)
+    nodes.stack(5, 0, py | 1 << 24 | 1)
+    nodes.node(10, 5, 0x400800)
+    nodes.node(11, 0, py | ((1 << 39) - 1) << 24 | 0xFFFFFF)
+    nodes.alloc(1, 1, 0, 0x10000, 32, 11)
+    seeds.append(("node_records", nodes.take()))
     return seeds
 
 

@@ -21,7 +21,7 @@ N = 200000
 def codecs(path):
     with open(path, "rb") as f:
         data = bytearray(f.read())
-    eq(data[8], 4, "format version")
+    eq(data[8], 5, "format version")
     out = []
     for c in chunks(data):
         if c["type"] != DATA:

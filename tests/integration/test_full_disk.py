@@ -44,9 +44,9 @@ def test_disk_full(env):
         subprocess.run(["umount", mnt], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def mount_small(env, label):
+def mount_small(env, label, size="256k"):
     mnt = env.tmpdir(label)
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", mnt],
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=" + size, "tmpfs", mnt],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     if r.returncode != 0:
         raise Skip("cannot mount a tmpfs here")
@@ -132,8 +132,11 @@ def test_disk_full_children(env):
     # headers. Every capture file of the run is in the final list, the empty
     # ones say so, and a capture cut mid-write does not blame a kill. (The
     # parent's 300,000 blocks filled it before format 4's heap time quantum
-    # made such regular records compress to 23 KB.)
-    mnt = mount_small(env, "mid")
+    # made such regular records compress to 23 KB. With format 5's 1 ms
+    # heap quantum the exec'd child's 4,000,000 came to 177 KB and the
+    # root's to 47 KB, 228 KB in all, which a 256 KiB disk held; 128 KiB
+    # leaves the child 81 KB.)
+    mnt = mount_small(env, "mid", "128k")
     try:
         err = run_forker(env, mnt, 300000, 4000000)
         files = sorted(os.path.join(mnt, n) for n in os.listdir(mnt) if n.endswith(".bin"))

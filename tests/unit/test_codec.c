@@ -1033,6 +1033,7 @@ static void test_unknown_tags(void **unused)
         unsigned cls = tag & 0xE0, kind = tag & 0x1F;
         int known = (tag >= TRK_REC_THREAD && tag <= TRK_REC_PY_INFO) ||
                     tag == TRK_REC_LEAK_SCAN || tag == TRK_REC_LEAK ||
+                    (tag >= TRK_REC_NODE && tag <= TRK_REC_NODE_ID) ||
                     ((cls == 0x20 || cls == 0x40 || cls == 0x60) && kind >= 1 &&
                      kind <= TRK_ALLOC_KIND_MAX) ||
                     (tag & TRK_REC_COMPACT);
@@ -1043,13 +1044,23 @@ static void test_unknown_tags(void **unused)
             struct trk_rec_state st = st0;
             struct trk_rec r;
             const uint8_t *p = b;
-            assert_int_equal(trk_rec_decode(&p, b + sizeof b, &st, &r), 0);
+            /* node records (test_node.c) need a parent delta within the
+             * id and Python deltas that stay in range: all 2s, sid 5 */
+            uint8_t nb[sizeof b];
+            if (tag >= TRK_REC_NODE && tag <= TRK_REC_NODE_ID) {
+                memset(nb, 0x02, sizeof nb);
+                nb[0] = (uint8_t)tag;
+                st.sid = 5;
+                p = nb;
+            }
+            assert_int_equal(trk_rec_decode(&p, p + sizeof b, &st, &r), 0);
             accepted++;
         }
     }
     /* 25 plain tags (11 host, 7 GPU, 5 Python, 2 leak) + 3 classes x 25
-     * kinds + the 128 compact tags of version 4. */
-    assert_int_equal(accepted, 25 + 3 * 25 + 128);
+     * kinds + the 128 compact tags of version 4 + the 5 node tags of
+     * version 5. */
+    assert_int_equal(accepted, 25 + 3 * 25 + 128 + 5);
 }
 
 /* LEAK_SCAN and LEAK (docs/FORMAT.md §4a): fields, the leader as a delta
