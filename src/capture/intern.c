@@ -131,14 +131,15 @@ static struct trk_intern_tab *make_room(struct trk_intern *in, struct trk_intern
     if (!n)
         return NULL;
     in->prev = t;
+    in->prev_end_id = in->next_id;
     in->count = 0;
     trk_own_rotation();
     atomic_store_explicit(&in->tab, n, memory_order_release);
     return n;
 }
 
-uint32_t trk_intern_add(struct trk_intern *in, uint32_t k32, const uint64_t *k,
-                        trk_intern_emit_fn emit, void *ctx)
+static uint32_t add(struct trk_intern *in, uint32_t k32, const uint64_t *k, trk_intern_emit_fn emit,
+                    void *ctx, int k32_is_id)
 {
     unsigned words = in->words;
     uint64_t slot = 0, pslot = 0;
@@ -148,7 +149,8 @@ uint32_t trk_intern_add(struct trk_intern *in, uint32_t k32, const uint64_t *k,
     if (!t || id)
         goto out;
     /* Still known from the previous generation: its id, no new record. */
-    uint32_t old = in->prev ? trk_intern_probe(in->prev, words, k32, k, &pslot) : 0;
+    int in_prev = in->prev && !(k32_is_id && k32 >= in->prev_end_id);
+    uint32_t old = in_prev ? trk_intern_probe(in->prev, words, k32, k, &pslot) : 0;
     struct trk_intern_tab *r = make_room(in, t);
     if (!r)
         goto out;
@@ -168,6 +170,18 @@ out:
     return id;
 }
 
+uint32_t trk_intern_add(struct trk_intern *in, uint32_t k32, const uint64_t *k,
+                        trk_intern_emit_fn emit, void *ctx)
+{
+    return add(in, k32, k, emit, ctx, 0);
+}
+
+uint32_t trk_intern_add_child(struct trk_intern *in, uint32_t k32, const uint64_t *k,
+                              trk_intern_emit_fn emit, void *ctx)
+{
+    return add(in, k32, k, emit, ctx, 1);
+}
+
 int trk_intern_reset(struct trk_intern *in, unsigned words, uint64_t slots)
 {
     struct trk_intern_tab *t = tab_alloc(words, slots);
@@ -177,6 +191,7 @@ int trk_intern_reset(struct trk_intern *in, unsigned words, uint64_t slots)
         tab_release(in->words, atomic_load_explicit(&in->tab, memory_order_relaxed));
         tab_release(in->words, in->prev);
         in->prev = NULL;
+        in->prev_end_id = 0;
         in->words = words;
         in->count = 0;
         in->next_id = 1;

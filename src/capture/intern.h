@@ -53,6 +53,7 @@ struct trk_intern {
     uint64_t count;              /* under lock: keys in tab */
     uint32_t next_id;            /* under lock */
     struct trk_intern_tab *prev; /* under lock: the previous generation, or NULL */
+    uint32_t prev_end_id;        /* under lock: next_id when prev was closed */
     uint64_t max_slots;          /* a table's cap, a power of two; 0: TRACKER_TABLE_KB's */
 };
 
@@ -122,6 +123,15 @@ typedef int (*trk_intern_emit_fn)(void *ctx, uint32_t id);
  * next id after emit(ctx, id) succeeded. 0 when emit or growing failed. */
 uint32_t trk_intern_add(struct trk_intern *in, uint32_t k32, const uint64_t *k,
                         trk_intern_emit_fn emit, void *ctx) TRK_HIDDEN;
+
+/* trk_intern_add for a table whose k32 is an id of the same table (the
+ * stack trie: k32 is the parent node). A parent given its id after the
+ * previous generation was closed can have no child there, so that table
+ * is not probed for it: on a program whose new stacks add several edges
+ * each (import torch: 2.1 M), the probe was a cache miss in a table of
+ * TRACKER_TABLE_KB per new edge, for nothing. */
+uint32_t trk_intern_add_child(struct trk_intern *in, uint32_t k32, const uint64_t *k,
+                              trk_intern_emit_fn emit, void *ctx) TRK_HIDDEN;
 
 static inline uint32_t trk_intern_get(struct trk_intern *in, unsigned words, uint32_t k32,
                                       const uint64_t *k, trk_intern_emit_fn emit, void *ctx)

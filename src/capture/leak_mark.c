@@ -10,6 +10,9 @@
  * make a block reachable. Must not: read memory outside the block set and
  * the ranges its callers give it, or allocate.
  */
+#include <cpuid.h>
+#include <immintrin.h>
+
 #include "capture/leakscan.h"
 
 /* The block containing w (a pointer to a zero-sized block's start counts),
@@ -91,14 +94,63 @@ static inline void consider(struct trk_lset *s, uint64_t w, int from_reachable)
     }
 }
 
+/* Most words scanned are no pointer into the blocks' extent [lo, hi)
+ * (import torch: 9 in 10 of 65 M words, 0.5 G instructions one by one).
+ * With AVX2 eight words are tested a branch, and the ones in [lo, hi)
+ * taken from the mask. x - lo < span unsigned is, with the sign bit
+ * flipped on both sides, a signed compare. Returns the words done (all
+ * but fewer than 8). */
+TRK_LEAK_RAW_READ __attribute__((target("avx2"))) static size_t
+scan_avx2(struct trk_lset *s, const uint64_t *w, size_t n, int from_reachable)
+{
+    uint64_t lo = s->lo, span = s->hi - s->lo;
+    const __m256i vlo = _mm256_set1_epi64x((long long)lo);
+    const __m256i sign = _mm256_set1_epi64x((long long)(1ull << 63));
+    const __m256i vspan = _mm256_set1_epi64x((long long)(span ^ (1ull << 63)));
+    size_t k = 0;
+    for (; k + 8 <= n; k += 8) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(w + k));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(w + k + 4));
+        a = _mm256_xor_si256(_mm256_sub_epi64(a, vlo), sign);
+        b = _mm256_xor_si256(_mm256_sub_epi64(b, vlo), sign);
+        unsigned m =
+            (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(vspan, a))) |
+            (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(vspan, b))) << 4;
+        while (TRK_UNLIKELY(m)) {
+            consider(s, w[k + (unsigned)__builtin_ctz(m)], from_reachable);
+            m &= m - 1;
+        }
+    }
+    return k;
+}
+
+/* AVX2 with the OS saving the YMM registers (OSXSAVE, XCR0 bits 1-2). */
+static int cpu_avx2(void)
+{
+    static int avx2; /* 0: not probed, 1: yes, 2: no */
+    if (!avx2) {
+        unsigned a, b, c, d;
+        int ok = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_OSXSAVE) && (c & bit_AVX);
+        if (ok) {
+            unsigned lo, hi;
+            __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+            ok = (lo & 6) == 6 && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_AVX2);
+        }
+        avx2 = ok ? 1 : 2;
+    }
+    return avx2 == 1;
+}
+
 /* A block is pushed at most twice in the whole marking (when it becomes
  * possibly lost, when it becomes reachable): the stack has 2n entries. */
 TRK_LEAK_RAW_READ static void scan_words(struct trk_lset *s, const uint64_t *w, size_t n,
                                          int from_reachable)
 {
-    for (size_t k = 0; k < n; k++) {
+    uint64_t lo = s->lo, span = s->hi - s->lo;
+    size_t k = n >= 8 && cpu_avx2() ? scan_avx2(s, w, n, from_reachable) : 0;
+    for (; k < n; k++) {
         uint64_t x = w[k];
-        if (x >= s->lo && x < s->hi)
+        if (x - lo < span)
             consider(s, x, from_reachable);
     }
 }

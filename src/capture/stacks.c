@@ -57,21 +57,31 @@ struct node_ctx {
 static int emit_node(void *ctx, uint32_t id)
 {
     struct node_ctx *c = ctx;
+    struct trk_thread *t = c->t;
+    /* Encoded in the ring where it fits (events.h): a copy through buf
+     * is a libc memcpy call per new edge, 2.1 M on import torch. */
     uint8_t buf[TRK_REC_MAX];
-    uint8_t *e = trk_enc_stack(buf, &c->t->enc, id, c->parent, c->ip);
-    if (trk_ring_put(c->t, buf, (size_t)(e - buf)))
-        return -1;
-    trk_commit(c->t);
+    uint8_t *b = trk_rec_begin(t, buf, TRK_REC_MAX);
+    uint8_t *e = trk_enc_stack(b, &t->enc, id, c->parent, c->ip);
+    if (TRK_UNLIKELY(b == buf)) {
+        if (trk_ring_put(t, buf, (size_t)(e - buf)))
+            return -1;
+    } else {
+        t->head += (uint64_t)(e - b);
+        trk_ring_maybe_wake(t);
+    }
+    trk_commit(t);
     return 0;
 }
 
-static inline uint32_t trie_get(struct trk_thread *t, uint32_t parent, uint64_t ip)
+/* An edge the lock-free look did not find, or the child of one: such a
+ * node is (nearly always) new, so its children are too, and a lock-free
+ * look for them would miss (a cache miss in the table for nothing); the
+ * locked one still finds a child another thread added meanwhile. */
+static inline uint32_t trie_add(struct trk_thread *t, uint32_t parent, uint64_t ip)
 {
-    uint32_t id = trk_intern_find(&trie, TRIE_WORDS, parent, &ip);
-    if (TRK_LIKELY(id))
-        return id;
     struct node_ctx c = {t, parent, ip};
-    return trk_intern_add(&trie, parent, &ip, emit_node, &c);
+    return trk_intern_add_child(&trie, parent, &ip, emit_node, &c);
 }
 
 /* Two independent multiply-xor lanes keep the dependency chain short: this
@@ -93,15 +103,47 @@ static inline uint64_t stack_hash(const uintptr_t *ips, int n)
     return trk_mix64(a ^ (b + 0x632BE59BD9B4E019ULL)) | 1; /* never 0: zeroed entries never match */
 }
 
-uint32_t trk_stack_intern(struct trk_thread *t, const uintptr_t *ips, int n)
+/* How many outermost frames of ips (leaf first, n of them) equal pre
+ * (outermost first), up to lim: four a step, one branch each, as this runs
+ * over ~130 frames of a hybrid Python stack on every new stack. */
+static inline uint32_t common_outer(const uintptr_t *pre, const uintptr_t *ips, int n, uint32_t lim)
 {
-    if (n <= 0)
-        return 0;
-    uint64_t h = stack_hash(ips, n);
-    struct trk_stack_cache_ent *c = &t->cache[h & (TRK_STACK_CACHE - 1)];
-    if (c->hash == h && c->depth == (uint16_t)n && c->epoch == t->cache_epoch)
-        return c->id;
+    const uintptr_t *top = ips + n - 1; /* top[-k]: the k-th outermost */
+    uint32_t k = 0;
+    for (; k + 4 <= lim; k += 4) {
+        const uintptr_t *q = top - k;
+        if ((pre[k] ^ q[0]) | (pre[k + 1] ^ q[-1]) | (pre[k + 2] ^ q[-2]) | (pre[k + 3] ^ q[-3]))
+            break;
+    }
+    while (k < lim && pre[k] == top[-(intptr_t)k])
+        k++;
+    return k;
+}
 
+/* The whole-stack cache pays for itself when stacks repeat; where nearly
+ * every stack is new (a library's static constructors, or the Python
+ * provider, whose own memo already caught the repeats: 3 % hits on import
+ * torch) its hash over ~130 frames is pure cost. So a thread that found
+ * fewer than 1 in 16 of its last 256 stacks there interns the next 4,096
+ * without it. Either way the trie gives the same node. */
+#define SC_WINDOW 256u
+#define SC_SKIP   4096u
+static __thread uint32_t sc_calls TRK_TLS, sc_hits TRK_TLS, sc_skip TRK_TLS;
+
+static inline void sc_count(int hit)
+{
+    sc_hits += (uint32_t)hit;
+    if (++sc_calls == SC_WINDOW) {
+        if (sc_hits * 16u < SC_WINDOW)
+            sc_skip = SC_SKIP;
+        sc_calls = sc_hits = 0;
+    }
+}
+
+/* ips' node in the trie, walked from where ips parts from the thread's
+ * last stack. 0 on failure. */
+static uint32_t trie_walk(struct trk_thread *t, const uintptr_t *ips, int n)
+{
     /* Consecutive stacks of a thread share their outer frames (a Python
      * process: 70 deep, 9 in 10 levels repeating): the trie walk starts
      * below the frames this one has in common with the last. */
@@ -109,13 +151,18 @@ uint32_t trk_stack_intern(struct trk_thread *t, const uintptr_t *ips, int n)
         t->prefix_epoch = t->cache_epoch;
         t->prefix_n = 0;
     }
-    uint32_t k = 0, lim = t->prefix_n < (uint32_t)n ? t->prefix_n : (uint32_t)n;
-    while (k < lim && t->prefix_ip[k] == ips[n - 1 - (int)k])
-        k++;
+    uint32_t lim = t->prefix_n < (uint32_t)n ? t->prefix_n : (uint32_t)n;
+    uint32_t k = common_outer(t->prefix_ip, ips, n, lim);
     uint32_t node = k ? t->prefix_node[k - 1] : 0;
+    int fresh = 0;
     for (int j = (int)k; j < n; j++) {
         uintptr_t ip = ips[n - 1 - j];
-        node = trie_get(t, node, ip);
+        uint32_t parent = node;
+        node = fresh ? 0 : trk_intern_find(&trie, TRIE_WORDS, parent, &ip);
+        if (!node) {
+            node = trie_add(t, parent, ip);
+            fresh = 1;
+        }
         if (!node) {
             t->prefix_n = (uint32_t)j < TRK_PREFIX_MAX ? (uint32_t)j : TRK_PREFIX_MAX;
             return 0;
@@ -126,10 +173,31 @@ uint32_t trk_stack_intern(struct trk_thread *t, const uintptr_t *ips, int n)
         }
     }
     t->prefix_n = (uint32_t)n < TRK_PREFIX_MAX ? (uint32_t)n : TRK_PREFIX_MAX;
-    c->hash = h;
-    c->depth = (uint16_t)n;
-    c->epoch = t->cache_epoch;
-    c->id = node;
+    return node;
+}
+
+uint32_t trk_stack_intern(struct trk_thread *t, const uintptr_t *ips, int n)
+{
+    if (n <= 0)
+        return 0;
+    if (TRK_UNLIKELY(sc_skip)) {
+        sc_skip--;
+        return trie_walk(t, ips, n);
+    }
+    uint64_t h = stack_hash(ips, n);
+    struct trk_stack_cache_ent *c = &t->cache[h & (TRK_STACK_CACHE - 1)];
+    if (c->hash == h && c->depth == (uint16_t)n && c->epoch == t->cache_epoch) {
+        sc_count(1);
+        return c->id;
+    }
+    sc_count(0);
+    uint32_t node = trie_walk(t, ips, n);
+    if (node) {
+        c->hash = h;
+        c->depth = (uint16_t)n;
+        c->epoch = t->cache_epoch;
+        c->id = node;
+    }
     return node;
 }
 

@@ -272,6 +272,12 @@ static inline int walk(struct wstate *w)
  * their entries at the same frames above, so the entries above are found
  * again (entries cut every 24 frames from the start are not). */
 #define MEMO_LINE_SHIFT 11
+/* A walk's first entry is recorded only for a start state seen before:
+ * where nearly every allocation comes from a call site of its own (import
+ * torch: a library's static constructors, 1.1 M walks), recording the
+ * first frames cost about twice a plain step, plus the entry's upkeep,
+ * and evicted entries that were found again. */
+#define MEMO_SEEN 128 /* 16-bit tags: the memo stays in 17 pages */
 struct memo_lvl {
     uintptr_t cfa, ra;
 };
@@ -327,6 +333,9 @@ struct trk_unwind_memo {
     uint64_t frames, recorded;
     struct memo_ent *last; /* the entry that gave the last walk whole */
     struct memo_old old;   /* walk_memo's (not on the stack: a sigaltstack is small) */
+    /* Start states a walk began at lately that no entry holds (a tag per
+     * hash, walk_memo): one seen the first time is walked plainly. */
+    uint16_t seen[MEMO_SEEN];
     struct memo_ent e[MEMO_WAYS];
 };
 
@@ -626,6 +635,44 @@ __attribute__((noinline)) static int memo_replay(const struct memo_ent *e, unsig
     return 2;
 }
 
+/* Whether a start state no entry holds is seen the first time in a while
+ * (1) or not (0): a tag per hash, so another state may pass for it now
+ * and then (it is then recorded, which is only slower). */
+static inline int memo_first_seen(struct trk_unwind_memo *m, uintptr_t pc, uintptr_t sp)
+{
+    uint64_t h = ((uint64_t)pc ^ ((uint64_t)sp << 17)) * 0xC2B2AE3D27D4EB4FULL;
+    uint16_t *slot = &m->seen[h >> (64 - 7)], tag = (uint16_t)((uint16_t)(h >> 16) | 1u);
+    if (*slot == tag)
+        return 0;
+    *slot = tag;
+    return 1;
+}
+_Static_assert(MEMO_SEEN == 128, "memo_first_seen takes 7 bits");
+
+/* The frames an entry recorded from w's state would hold, walked plainly:
+ * up to where memo_record would end that entry (a 2 KiB line left, or
+ * MEMO_LEVELS levels), so that the walk meets the entries above at their
+ * start states. Returns as memo_record: 1 go on with the next entry, 0
+ * the walk is done, -1 libunwind's. */
+static int walk_seg(struct wstate *w)
+{
+    uintptr_t sp0 = w->sp;
+    for (unsigned i = 0; i < MEMO_LEVELS; i++) {
+        uint64_t rule;
+        uintptr_t ra;
+        int r = w_step(w, &rule, &ra);
+        if (r > 0) {
+            w->recorded++; /* stepped with a rule, as walk_any counts */
+            r = w_take(w, ra);
+        }
+        if (r <= 0)
+            return r;
+        if (((w->sp ^ sp0) >> MEMO_LINE_SHIFT) != 0 && i + 1 < MEMO_LEVELS)
+            return 1;
+    }
+    return 1;
+}
+
 /* walk() with the memo: the same frames, the same -1 cases. */
 static inline __attribute__((always_inline)) int walk_memo(struct trk_unwind_memo *m,
                                                            struct wstate *w)
@@ -674,6 +721,12 @@ static inline __attribute__((always_inline)) int walk_memo(struct trk_unwind_mem
             memcpy(o->bpv, e->bpv + i, sizeof(o->bpv[0]) * o->n);
             memcpy(o->slot, e->slot + i, sizeof(o->slot[0]) * o->n);
         } else {
+            if (first && memo_first_seen(m, w->pc, w->sp)) {
+                int r = walk_seg(w);
+                if (r <= 0)
+                    return r < 0 ? -1 : w->n;
+                continue;
+            }
             e->pc0 = w->pc;
             e->sp0 = w->sp;
             e->gen = gen;

@@ -232,6 +232,87 @@ static void test_growth_keeps_every_id(void **state)
     free(ids);
 }
 
+/* A run of stacks that are all new turns the whole-stack cache off for a
+ * while (stacks.c: fewer than 1 in 16 hits); stacks interned then still
+ * get their ids from the trie, define no node twice, and stacks seen
+ * before (in and out of that while) keep theirs. */
+static void test_cache_bypass_keeps_ids(void **state)
+{
+    (void)state;
+    assert_int_equal(trk_stacks_init(), 0);
+    struct trk_thread *t = mk_thread();
+    enum { N = 6000 };
+    static uint32_t ids[N];
+    uintptr_t s[5];
+    for (int i = 0; i < N; i++) { /* all new: the bypass starts after 256 */
+        s[0] = 0x20000 + (uintptr_t)i, s[1] = 0x9000 + (uintptr_t)(i % 7), s[2] = 0x600,
+        s[3] = 0x500, s[4] = 0x400;
+        ids[i] = trk_stack_intern(t, s, 5);
+        assert_int_not_equal(ids[i], 0);
+    }
+    uint64_t head = t->head;
+    for (int r = 0; r < 2; r++)
+        for (int i = N; i-- > 0;) {
+            s[0] = 0x20000 + (uintptr_t)i, s[1] = 0x9000 + (uintptr_t)(i % 7), s[2] = 0x600,
+            s[3] = 0x500, s[4] = 0x400;
+            assert_int_equal(trk_stack_intern(t, s, 5), ids[i]);
+        }
+    assert_int_equal(t->head, head); /* nothing defined again */
+    struct nodes n;
+    nodes_init(&n, 2 * N + 64);
+    assert_int_equal(decode_ring(t, &n), N + 3 + 7);
+    uintptr_t out[8];
+    assert_int_equal(rebuild(&n, ids[N - 1], out, 8), 5);
+    assert_int_equal(out[0], 0x20000 + N - 1);
+    assert_int_equal(out[1], 0x9000 + (N - 1) % 7);
+    nodes_free(&n);
+}
+
+/* New edges are encoded in the ring in place where a record fits before
+ * its end, and through a copy that wraps where it does not: the records
+ * read back whole across the wrap, each node with its parent and ip. */
+static void test_edges_across_the_ring_end(void **state)
+{
+    (void)state;
+    assert_int_equal(trk_stacks_init(), 0);
+    struct trk_thread *t = mk_thread();
+    uint64_t start = RING - 7; /* an empty ring, 7 bytes before its end */
+    t->head = start;
+    atomic_store(&t->consumed, start);
+    atomic_store(&t->committed, start);
+    uintptr_t s[12];
+    for (int i = 0; i < 12; i++)
+        s[i] = 0x7f1234560000 + (uintptr_t)i * 0x1111;
+    uint32_t id = trk_stack_intern(t, s, 12);
+    assert_int_not_equal(id, 0);
+    assert_int_equal(atomic_load(&t->committed), t->head);
+    size_t len = (size_t)(t->head - start);
+    uint8_t *lin = malloc(len);
+    for (size_t i = 0; i < len; i++)
+        lin[i] = t->ring[(start + i) & t->ring_mask];
+    const uint8_t *p = lin, *end = lin + len;
+    struct trk_rec_state st = {0};
+    struct trk_rec r;
+    struct nodes n;
+    nodes_init(&n, 64);
+    size_t count = 0;
+    while (p < end) {
+        assert_int_equal(trk_rec_decode(&p, end, &st, &r), 0);
+        assert_int_equal(r.rclass, TRK_RC_STACK);
+        assert_true(r.id < n.cap);
+        n.parent[r.id] = r.parent;
+        n.ip[r.id] = r.ip;
+        n.defs[r.id]++;
+        count++;
+    }
+    assert_int_equal(count, 12);
+    uintptr_t out[16];
+    assert_int_equal(rebuild(&n, id, out, 16), 12);
+    assert_memory_equal(out, s, sizeof(s));
+    nodes_free(&n);
+    free(lin);
+}
+
 static struct trk_thread *unwind_thread;
 static uint32_t unwind_id;
 static void *ret_addr[3];
@@ -287,6 +368,8 @@ int main(void)
         cmocka_unit_test_setup(test_cache_eviction_keeps_ids, setup),
         cmocka_unit_test(test_concurrent_defines_each_edge_once),
         cmocka_unit_test(test_growth_keeps_every_id),
+        cmocka_unit_test(test_cache_bypass_keeps_ids),
+        cmocka_unit_test(test_edges_across_the_ring_end),
         cmocka_unit_test(test_unwind_sees_callers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
