@@ -47,14 +47,28 @@ struct ent {
  * (none is left to read) and only says "not live", as no entry does: it is
  * dropped at the next rehash. Without that the table held every address the
  * program ever used (128 MiB for `import torch`) instead of those live or
- * freed since the last watermark (~10 ms). */
+ * freed since the last watermark (~10 ms).
+ *
+ * Linear probing runs forward into PAD slots past cap instead of wrapping
+ * (a compare and a conditional move less per probe, on the writer's path
+ * for every event), and the array's last slot is never filled, so every
+ * probe ends at an empty slot without a bound check. An insert that would
+ * fill it grows the table instead (table_grow): with at most 3/4 of cap
+ * filled, a run of PAD - 1 full slots does not happen by chance. */
+#define PAD 32
+
 struct table {
-    struct ent *v;
-    size_t cap, n;  /* cap a power of two */
+    struct ent *v;  /* cap + PAD slots */
+    size_t cap, n;  /* cap a power of two: the hashed range */
     unsigned shift; /* 64 - log2(cap) */
     size_t lim;     /* rehash when n reaches it: cap * 3 / 4 */
     uint64_t wm;
 };
+
+static inline size_t table_slots(const struct table *t)
+{
+    return t->v ? t->cap + PAD : 0;
+}
 
 /* Fibonacci hashing: the product's top bits (shift = 64 - log2(cap)); its
  * middle bits, taken before, left runs of neighbouring heap addresses in
@@ -69,40 +83,69 @@ static inline int ent_keep(const struct ent *e, uint64_t wm)
     return e->addr && ((e->seqlive & LIVE_BIT) || e->seqlive >= wm);
 }
 
-/* Rehash into a table sized for the entries still needed: at most 3/8 full
- * after it, so the next rehash is at least as many inserts away (amortized
- * O(1) a put); it may shrink. */
-static int table_rehash(struct table *t)
+/* Rehash into a table of at least min_cap slots sized for the entries
+ * still needed: at most 3/8 full after it, so the next rehash is at least
+ * as many inserts away (amortized O(1) a put); it may shrink. Doubles
+ * again where an entry would fill the last slot (see PAD). */
+static int table_rehash_min(struct table *t, size_t min_cap)
 {
-    size_t keep = 0;
-    for (size_t i = 0; i < t->cap; i++)
+    size_t keep = 0, old = table_slots(t);
+    for (size_t i = 0; i < old; i++)
         keep += ent_keep(&t->v[i], t->wm);
     size_t nc = 1u << 12;
     unsigned shift = 64 - 12;
-    while ((keep + 1) * 8 > nc * 3) {
+    while ((keep + 1) * 8 > nc * 3 || nc < min_cap) {
         nc *= 2;
         shift--;
     }
-    struct ent *nv = trk_lmem(nc * sizeof(*nv));
-    if (!nv)
-        return -1;
-    for (size_t i = 0; i < t->cap; i++) {
-        struct ent *e = &t->v[i];
-        if (!ent_keep(e, t->wm))
+    for (;;) {
+        struct ent *nv = trk_lmem((nc + PAD) * sizeof(*nv));
+        if (!nv)
+            return -1;
+        struct ent *stop = nv + nc + PAD - 1;
+        size_t i = 0;
+        for (; i < old; i++) {
+            struct ent *e = &t->v[i];
+            if (!ent_keep(e, t->wm))
+                continue;
+            struct ent *d = &nv[slot_of(e->addr, shift)];
+            while (d->addr)
+                d++;
+            if (d == stop)
+                break;
+            *d = *e;
+        }
+        if (i < old) { /* a run reached the stop: twice the slots */
+            trk_lmem_free(nv, (nc + PAD) * sizeof(*nv));
+            if (nc >= (1ull << 40))
+                return -1;
+            nc *= 2;
+            shift--;
             continue;
-        size_t k = slot_of(e->addr, shift);
-        while (nv[k].addr)
-            k = (k + 1) & (nc - 1);
-        nv[k] = *e;
+        }
+        trk_lmem_free(t->v, old * sizeof(*t->v));
+        t->v = nv;
+        break;
     }
-    trk_lmem_free(t->v, t->cap * sizeof(*t->v));
-    t->v = nv;
     t->cap = nc;
     t->n = keep;
     t->lim = nc / 4 * 3;
     t->shift = shift;
     return 0;
 }
+
+static int table_rehash(struct table *t)
+{
+    return table_rehash_min(t, 0);
+}
+
+/* An insert reached the last slot: twice the hashed range. */
+static int table_grow(struct table *t)
+{
+    return table_rehash_min(t, 2 * t->cap);
+}
+
+static int table_put_slow(struct table *t, uint64_t addr, uint64_t seq, int live, uint64_t size);
 
 /* Inlined: called once or twice a record, its call cost was a third of it. */
 __attribute__((always_inline)) static inline int table_put(struct table *t, uint64_t addr,
@@ -112,24 +155,27 @@ __attribute__((always_inline)) static inline int table_put(struct table *t, uint
         return 0;
     if (t->n >= t->lim && table_rehash(t))
         return -1;
-    size_t mask = t->cap - 1, k = slot_of(addr, t->shift);
-    struct ent *e = &t->v[k];
-    while (e->addr != addr) {
-        if (!e->addr) {
-            t->n++;
-            e->addr = addr;
-            e->seqlive = seq | (live ? LIVE_BIT : 0);
-            e->size = size;
-            return 0;
-        }
-        k = (k + 1) & mask;
-        e = &t->v[k];
-    }
-    if ((e->seqlive & ~LIVE_BIT) > seq)
+    struct ent *e = &t->v[slot_of(addr, t->shift)];
+    while (e->addr != addr && e->addr)
+        e++;
+    if (!e->addr) {
+        if (e == t->v + t->cap + PAD - 1) /* rare: see PAD */
+            return table_grow(t) ? -1 : table_put_slow(t, addr, seq, live, size);
+        t->n++;
+        e->addr = addr;
+    } else if ((e->seqlive & ~LIVE_BIT) > seq) {
         return 0; /* a later event of another stream already decided it */
+    }
     e->seqlive = seq | (live ? LIVE_BIT : 0);
     e->size = size;
     return 0;
+}
+
+/* table_put after a grow (not inlined: it is the inlined one's rare path). */
+static __attribute__((noinline)) int table_put_slow(struct table *t, uint64_t addr, uint64_t seq,
+                                                    int live, uint64_t size)
+{
+    return table_put(t, addr, seq, live, size);
 }
 
 /* Python's own allocator's blocks live inside its arenas (mmaps, which are
@@ -287,6 +333,25 @@ static inline int skip_var8(const uint8_t **pp)
  * allocator: pymalloc (ALLOC slot 3) and pyfree (FREE slot 2). */
 #define COMPACT_PY_SLOTS (1u << 7 | 1u << 2)
 
+/* What a record's tag tells compact_run, in one load (a dozen instructions
+ * of bit tests on the writer's path for every event before): */
+enum {
+    CT_SD = 3,      /* seqd 1..3 in the tag (0: a varint follows) */
+    CT_ALLOC = 4,   /* size and stack follow the address */
+    CT_PY = 8,      /* Python's own allocator: no heap block */
+    CT_SLOW = 0x40, /* seqd or tsq follow the tag */
+    CT_STOP = 0x80, /* not a compact record */
+};
+#define CT_INFO(t)                                                                                 \
+    ((t) < 0x80 ? CT_STOP                                                                          \
+                : ((((t) >> 2) & 3) | ((t)&0x40 ? CT_ALLOC : 0) |                                  \
+                   ((COMPACT_PY_SLOTS >> (((t) >> 4) & 7)) & 1 ? CT_PY : 0) |                      \
+                   ((((t) >> 2) & 3) == 0 || ((t)&3) == 3 ? CT_SLOW : 0)))
+#define CT4(t)  CT_INFO(t), CT_INFO((t) + 1), CT_INFO((t) + 2), CT_INFO((t) + 3)
+#define CT16(t) CT4(t), CT4((t) + 4), CT4((t) + 8), CT4((t) + 12)
+#define CT64(t) CT16(t), CT16((t) + 16), CT16((t) + 32), CT16((t) + 48)
+static const uint8_t ct_info[256] = {CT64(0), CT64(64), CT64(128), CT64(192)};
+
 /* A run of compact ALLOCs and FREEs (docs/FORMAT.md §4.1), nearly every
  * heap record since format 4, decoded for what the scan needs: seq and
  * address, and an ALLOC's size; the time step and the stack id are only
@@ -302,53 +367,53 @@ static int compact_run(struct table *t, struct trk_rec_state *st, const uint8_t 
     const uint8_t *p = *pp;
     uint64_t seq = st->seq, addr = st->addr;
     struct ent *v = t->v;
-    size_t mask = t->cap - 1, n = t->n, full = t->lim;
+    size_t room = t->lim - t->n; /* inserts before the next rehash */
     unsigned shift = t->shift;
     int rc = 0;
-    while (p < lim && (*p & TRK_REC_COMPACT)) {
-        const uint8_t *q = p;
-        unsigned tag = *q++, alloc = tag & TRK_REC_COMPACT_ALLOC;
-        uint64_t sd = (tag >> 2) & 3, a, size = 0;
-        if ((!sd && (get_var8(&q, &sd) || !sd)) || ((tag & 3) == 3 && skip_var8(&q)) ||
-            get_var8(&q, &a) || (alloc && (get_var8(&q, &size) || skip_var8(&q))))
+    while (p < lim) {
+        unsigned info = ct_info[*p];
+        const uint8_t *q = p + 1;
+        uint64_t sd = info & CT_SD, a, size = 0;
+        if (info >= CT_SLOW && ((info & CT_STOP) || (!sd && (get_var8(&q, &sd) || !sd)) ||
+                                ((*p & 3) == 3 && skip_var8(&q))))
+            break;
+        if (get_var8(&q, &a) || ((info & CT_ALLOC) && (get_var8(&q, &size) || skip_var8(&q))))
             break;
         p = q;
-        int64_t d = trk_unzigzag(a >> 1);
         seq += sd;
-        addr += (uint64_t)d << ((~a & 1) << 2); /* bit 0 clear: in 16-byte units */
-        if (((COMPACT_PY_SLOTS >> ((tag >> 4) & 7)) & 1) || !addr)
+        addr += (uint64_t)trk_unzigzag(a >> 1) << ((~a & 1) << 2); /* bit 0 clear: 16-byte units */
+        if ((info & CT_PY) || !addr)
             continue;
-        if (n >= full) {
-            t->n = n;
-            if (table_rehash(t)) {
-                rc = -1;
-                break;
-            }
-            v = t->v;
-            mask = t->cap - 1;
-            n = t->n;
-            full = t->lim;
-            shift = t->shift;
-        }
-        uint64_t sl = seq | (alloc ? LIVE_BIT : 0);
         struct ent *e = &v[slot_of(addr, shift)];
-        while (e->addr != addr) {
-            if (!e->addr) {
-                n++;
-                e->addr = addr;
-                e->seqlive = 0;
-                break;
+        while (e->addr != addr && e->addr)
+            e++;
+        if (!e->addr) {
+            if (!room || e == v + t->cap + PAD - 1) {
+                /* Full, or the run reached the stop (PAD): the table
+                 * changes, and this record goes in through table_put. */
+                t->n = t->lim - room;
+                rc = room ? table_grow(t) : table_rehash(t);
+                if (!rc)
+                    rc = table_put_slow(t, addr, seq, (info & CT_ALLOC) != 0, size);
+                if (rc)
+                    break;
+                v = t->v;
+                room = t->lim - t->n;
+                shift = t->shift;
+                continue;
             }
-            e = e + 1 == v + mask + 1 ? v : e + 1;
+            room--;
+            e->addr = addr;
+            e->seqlive = 0;
         }
         if ((e->seqlive & ~LIVE_BIT) <= seq) { /* else a later event of another stream */
-            e->seqlive = sl;
+            e->seqlive = seq | (uint64_t)(info & CT_ALLOC) << 61;
             e->size = size;
         }
     }
     st->seq = seq;
     st->addr = addr;
-    t->n = n;
+    t->n = t->lim - room;
     *pp = p;
     return rc;
 }
@@ -571,7 +636,8 @@ static int sort_blocks(struct trk_lblock *v, size_t n)
 static int collect(struct trk_lset *s, const struct table *t)
 {
     size_t n = 0;
-    for (size_t i = 0; i < t->cap; i++)
+    size_t slots = table_slots(t);
+    for (size_t i = 0; i < slots; i++)
         n += t->v[i].addr && (t->v[i].seqlive & LIVE_BIT);
     s->map_len = (n ? n : 1) * sizeof(*s->v);
     s->stack_len = (2 * n + 1) * sizeof(*s->stack); /* leak_mark.c: 2 pushes a block */
@@ -579,7 +645,7 @@ static int collect(struct trk_lset *s, const struct table *t)
     s->stack = trk_lmem(s->stack_len);
     if (!s->v || !s->stack)
         return -1;
-    for (size_t i = 0; i < t->cap; i++) {
+    for (size_t i = 0; i < slots; i++) {
         const struct ent *e = &t->v[i];
         if (e->addr && (e->seqlive & LIVE_BIT))
             s->v[s->n++] = (struct trk_lblock){.addr = e->addr, .size = e->size};
@@ -619,7 +685,7 @@ enum { TRACK_OFF, TRACK_ON, TRACK_BROKEN };
 
 static void track_drop(int state)
 {
-    trk_lmem_free(track.t.v, track.t.cap * sizeof(*track.t.v));
+    trk_lmem_free(track.t.v, table_slots(&track.t) * sizeof(*track.t.v));
     trk_lmem_free(track.ss.v, track.ss.cap * sizeof(*track.ss.v));
     memset(&track, 0, sizeof(track));
     track.state = state;
@@ -687,7 +753,7 @@ int trk_lset_load(struct trk_lset *s, int fd)
     syscall(SYS_close, rfd);
     trk_lmem_free(b.stored, b.stored_cap);
     trk_lmem_free(b.raw, b.raw_cap);
-    trk_lmem_free(t.v, t.cap * sizeof(*t.v));
+    trk_lmem_free(t.v, table_slots(&t) * sizeof(*t.v));
     trk_lmem_free(ss.v, ss.cap * sizeof(*ss.v));
     if (rc)
         trk_lset_free(s);
