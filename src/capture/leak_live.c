@@ -448,15 +448,14 @@ static const uint8_t ct_info[256] = {CT64(0), CT64(64), CT64(128), CT64(192)};
  * The stream state and the table's fields live in locals meanwhile: every
  * store into the table could alias them (all uint64_t), and reloading them
  * after each one was a fifth of the cost. Returns 0, or -1 on no memory. */
-static int compact_run(struct table *t, struct trk_rec_state *st, const uint8_t **pp,
-                       const uint8_t *lim)
+__attribute__((always_inline)) static inline int compact_body(struct table *t,
+                                                              struct trk_rec_state *st,
+                                                              const uint8_t **pp,
+                                                              const uint8_t *lim, int cycle)
 {
     const uint8_t *p = *pp;
-    /* A later piece of the writer's cycle about to touch the heap. */
-    if (TRK_UNLIKELY(t->armed) && p < lim && ct_info[*p] < CT_STOP && replay(t))
-        return -1;
-    uint64_t seq = st->seq, addr = st->addr, bound = t->bound;
-    struct ent *v = t->v;
+    uint64_t seq = st->seq, addr = st->addr, bound = cycle ? t->bound : 0;
+    struct ent *v = t->v, *stop = v + t->cap + PAD - 1;
     size_t room = t->lim - t->n; /* inserts before the next rehash */
     unsigned shift = t->shift;
     int rc = 0;
@@ -477,7 +476,7 @@ static int compact_run(struct table *t, struct trk_rec_state *st, const uint8_t 
         struct ent *e = &v[slot_of(addr, shift)];
         while (e->addr != addr && e->addr)
             e++;
-        if (!(info & CT_ALLOC) && seq < bound) { /* final: see struct table */
+        if (cycle && !(info & CT_ALLOC) && seq < bound) { /* final: see struct table */
             if (TRK_LIKELY(t->ndel < t->del_cap)) {
                 if (e->addr && (e->seqlive & ~LIVE_BIT) <= seq) {
                     table_unlink(v, shift, e);
@@ -491,13 +490,14 @@ static int compact_run(struct table *t, struct trk_rec_state *st, const uint8_t 
             if (rc)
                 break;
             v = t->v;
+            stop = v + t->cap + PAD - 1;
             room = t->lim - t->n;
             shift = t->shift;
             bound = t->bound;
             continue;
         }
         if (!e->addr) {
-            if (!room || e == v + t->cap + PAD - 1) {
+            if (!room || e == stop) {
                 /* Full, or the run reached the stop (PAD): the table
                  * changes, and this record goes in through table_put. */
                 t->n = t->lim - room;
@@ -507,24 +507,35 @@ static int compact_run(struct table *t, struct trk_rec_state *st, const uint8_t 
                 if (rc)
                     break;
                 v = t->v;
+                stop = v + t->cap + PAD - 1;
                 room = t->lim - t->n;
                 shift = t->shift;
                 continue;
             }
             room--;
             e->addr = addr;
-            e->seqlive = 0;
+        } else if ((e->seqlive & ~LIVE_BIT) > seq) {
+            continue; /* a later event of another stream decided it */
         }
-        if ((e->seqlive & ~LIVE_BIT) <= seq) { /* else a later event of another stream */
-            e->seqlive = seq | (uint64_t)(info & CT_ALLOC) << 61;
-            e->size = size;
-        }
+        e->seqlive = seq | (uint64_t)(info & CT_ALLOC) << 61;
+        e->size = size;
     }
     st->seq = seq;
     st->addr = addr;
     t->n = t->lim - room;
     *pp = p;
     return rc;
+}
+
+/* In a writer's cycle with a bound (struct table), or not (the read-back,
+ * pieces outside cycles, cycles kept the old way). */
+static int compact_run(struct table *t, struct trk_rec_state *st, const uint8_t **pp,
+                       const uint8_t *lim)
+{
+    /* A later piece of the writer's cycle about to touch the heap. */
+    if (TRK_UNLIKELY(t->armed) && *pp < lim && ct_info[**pp] < CT_STOP && replay(t))
+        return -1;
+    return t->bound ? compact_body(t, st, pp, lim, 1) : compact_body(t, st, pp, lim, 0);
 }
 
 /* The compact record the fast path left (a long varint, or a bad record),
