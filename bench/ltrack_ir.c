@@ -12,14 +12,19 @@
  * Usage: ltrack_ir CAPTURE [cycles|plain]
  *   CAPTURE written with TRACKER_COMPRESS=0 (stored chunks only);
  *   plain: no cycles (every FREE kept as an entry until a watermark).
- * Prints the chunks and blocks live at the end.
+ * Prints the chunks and blocks live at the end, and whether the set read
+ * back from the file (the scan's fallback) is the same (exit status 1 if
+ * not).
  */
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "capture/leakscan.h"
+#include "capture/own_mem.h"
 #include "common/varint.h"
 #include "format/format.h"
 
@@ -81,13 +86,31 @@ int main(int argc, char **argv)
     }
     if (cycles)
         trk_ltrack_cycle(0);
+    uint64_t own[TRK_OWN_FIELDS];
+    trk_own_snapshot(own); /* fields 12, 13: the leak scan's bytes and peak */
+    printf("live-set memory: %.1f MiB, peak %.1f MiB\n", own[12] / 1048576.0, own[13] / 1048576.0);
     struct trk_lset s;
     if (trk_lset_load(&s, -1)) {
         fprintf(stderr, "ltrack_ir: the live set broke\n");
         return 1;
     }
-    printf("chunks=%zu live=%zu\n", chunks, s.n);
+    /* The same set read back from the file (the scan's fallback): the
+     * kept one must be it, block for block. */
+    struct trk_lset r;
+    int fd = open(argv[1], O_RDONLY);
+    if (fd < 0 || trk_lset_load(&r, fd)) {
+        fprintf(stderr, "ltrack_ir: cannot read the set back\n");
+        return 1;
+    }
+    close(fd);
+    size_t same = r.n == s.n;
+    for (size_t i = 0; same && i < s.n; i++)
+        same = s.v[i].addr == r.v[i].addr && s.v[i].size == r.v[i].size;
+    printf("chunks=%zu live=%zu read back=%zu %s\n", chunks, s.n, r.n, same ? "same" : "DIFFERENT");
     trk_lset_free(&s);
+    trk_lset_free(&r);
+    if (!same)
+        return 1;
     free(d);
     return 0;
 }

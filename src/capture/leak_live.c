@@ -49,13 +49,10 @@ struct ent {
  * program ever used (128 MiB for `import torch`) instead of those live or
  * freed since the last watermark (~10 ms).
  *
- * Linear probing runs forward into PAD slots past cap instead of wrapping
- * (a compare and a conditional move less per probe, on the writer's path
- * for every event), and the array's last slot is never filled, so every
- * probe ends at an empty slot without a bound check. An insert that would
- * fill it grows the table instead (table_grow): with at most 3/4 of cap
- * filled, a run of PAD - 1 full slots does not happen by chance. */
-#define PAD 32
+ * Linear probing, wrapping at the end. (Spare slots past the end instead
+ * of the wrap, with a grow where a run reached them, doubled the table of
+ * `import torch`: at 3/4 full, runs of hundreds of slots are normal in a
+ * table of a million.) */
 
 /* A FREE the writer's cycle made final (see struct table). */
 struct del {
@@ -63,7 +60,7 @@ struct del {
 };
 
 struct table {
-    struct ent *v;  /* cap + PAD slots */
+    struct ent *v;
     size_t cap, n;  /* cap a power of two: the hashed range */
     unsigned shift; /* 64 - log2(cap) */
     size_t lim;     /* rehash when n reaches it: cap * 3 / 4 */
@@ -86,7 +83,7 @@ struct table {
 
 static inline size_t table_slots(const struct table *t)
 {
-    return t->v ? t->cap + PAD : 0;
+    return t->v ? t->cap : 0;
 }
 
 /* Fibonacci hashing: the product's top bits (shift = 64 - log2(cap)); its
@@ -102,50 +99,37 @@ static inline int ent_keep(const struct ent *e, uint64_t wm)
     return e->addr && ((e->seqlive & LIVE_BIT) || e->seqlive >= wm);
 }
 
-/* Rehash into a table of at least min_cap slots sized for the entries
- * still needed: at most 3/8 full after it, so the next rehash is at least
- * as many inserts away (amortized O(1) a put); it may shrink. Doubles
- * again where an entry would fill the last slot (see PAD). */
-static int table_rehash_min(struct table *t, size_t min_cap)
+/* Rehash into a table sized for the entries still needed: at most 3/8
+ * full after it, so the next rehash is at least as many inserts away
+ * (amortized O(1) a put); it may shrink. A table whose every entry is
+ * needed (the writer's cycles leave no dead ones: struct table) rehashes
+ * 3/4 full, exactly 3/8 of twice its size: that doubles it (with "+ 1"
+ * it quadrupled: 30 instead of 18 MiB at `import torch`). */
+static int table_rehash(struct table *t)
 {
     size_t keep = 0, old = table_slots(t);
     for (size_t i = 0; i < old; i++)
         keep += ent_keep(&t->v[i], t->wm);
     size_t nc = 1u << 12;
     unsigned shift = 64 - 12;
-    while ((keep + 1) * 8 > nc * 3 || nc < min_cap) {
+    while (keep * 8 > nc * 3) {
         nc *= 2;
         shift--;
     }
-    for (;;) {
-        struct ent *nv = trk_lmem((nc + PAD) * sizeof(*nv));
-        if (!nv)
-            return -1;
-        struct ent *stop = nv + nc + PAD - 1;
-        size_t i = 0;
-        for (; i < old; i++) {
-            struct ent *e = &t->v[i];
-            if (!ent_keep(e, t->wm))
-                continue;
-            struct ent *d = &nv[slot_of(e->addr, shift)];
-            while (d->addr)
-                d++;
-            if (d == stop)
-                break;
-            *d = *e;
-        }
-        if (i < old) { /* a run reached the stop: twice the slots */
-            trk_lmem_free(nv, (nc + PAD) * sizeof(*nv));
-            if (nc >= (1ull << 40))
-                return -1;
-            nc *= 2;
-            shift--;
+    struct ent *nv = trk_lmem(nc * sizeof(*nv));
+    if (!nv)
+        return -1;
+    for (size_t i = 0; i < old; i++) {
+        struct ent *e = &t->v[i];
+        if (!ent_keep(e, t->wm))
             continue;
-        }
-        trk_lmem_free(t->v, old * sizeof(*t->v));
-        t->v = nv;
-        break;
+        size_t k = slot_of(e->addr, shift);
+        while (nv[k].addr)
+            k = (k + 1) & (nc - 1);
+        nv[k] = *e;
     }
+    trk_lmem_free(t->v, old * sizeof(*t->v));
+    t->v = nv;
     t->cap = nc;
     t->n = keep;
     t->lim = nc / 4 * 3;
@@ -153,33 +137,28 @@ static int table_rehash_min(struct table *t, size_t min_cap)
     return 0;
 }
 
-static int table_rehash(struct table *t)
-{
-    return table_rehash_min(t, 0);
-}
-
-/* An insert reached the last slot: twice the hashed range. */
-static int table_grow(struct table *t)
-{
-    return table_rehash_min(t, 2 * t->cap);
-}
-
 static int table_put_slow(struct table *t, uint64_t addr, uint64_t seq, int live, uint64_t size);
 static int free_final(struct table *t, uint64_t addr, uint64_t seq);
 static int replay(struct table *t);
 
 /* Empties the slot e (linear probing's backward shift: an entry further
- * on whose home is at or before the hole moves into it, so that no probe
- * meets an empty slot before its entry). The caller counts it out. */
-static inline void table_unlink(struct ent *v, unsigned shift, struct ent *e)
+ * on in the run whose home is not between the hole and itself moves into
+ * the hole, so that no probe meets an empty slot before its entry). The
+ * caller counts it out. */
+static inline void table_unlink(struct ent *v, size_t cap, unsigned shift, struct ent *e)
 {
-    struct ent *hole = e;
-    for (struct ent *j = e + 1; j->addr; j++) /* the last slot is always empty */
-        if (&v[slot_of(j->addr, shift)] <= hole) {
-            *hole = *j;
-            hole = j;
+    size_t i = (size_t)(e - v), j = i, mask = cap - 1;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (!v[j].addr) /* never full: a run ends */
+            break;
+        size_t h = slot_of(v[j].addr, shift);
+        if (i <= j ? (h <= i || h > j) : (h <= i && h > j)) {
+            v[i] = v[j];
+            i = j;
         }
-    hole->addr = 0;
+    }
+    v[i].addr = 0;
 }
 
 /* Inlined: called once or twice a record, its call cost was a third of it. */
@@ -194,12 +173,10 @@ __attribute__((always_inline)) static inline int table_put(struct table *t, uint
         return free_final(t, addr, seq);
     if (t->n >= t->lim && table_rehash(t))
         return -1;
-    struct ent *e = &t->v[slot_of(addr, t->shift)];
+    struct ent *e = &t->v[slot_of(addr, t->shift)], *end = t->v + t->cap;
     while (e->addr != addr && e->addr)
-        e++;
+        e = e + 1 == end ? t->v : e + 1;
     if (!e->addr) {
-        if (e == t->v + t->cap + PAD - 1) /* rare: see PAD */
-            return table_grow(t) ? -1 : table_put_slow(t, addr, seq, live, size);
         t->n++;
         e->addr = addr;
     } else if ((e->seqlive & ~LIVE_BIT) > seq) {
@@ -210,7 +187,7 @@ __attribute__((always_inline)) static inline int table_put(struct table *t, uint
     return 0;
 }
 
-/* table_put after a grow (not inlined: it is the inlined one's rare path). */
+/* table_put after a rehash (not inlined: the inlined one's rare path). */
 static __attribute__((noinline)) int table_put_slow(struct table *t, uint64_t addr, uint64_t seq,
                                                     int live, uint64_t size)
 {
@@ -254,11 +231,11 @@ static __attribute__((noinline)) int free_final(struct table *t, uint64_t addr, 
         t->dels = nv;
         t->del_cap = nc;
     }
-    struct ent *e = &t->v[slot_of(addr, t->shift)];
+    struct ent *e = &t->v[slot_of(addr, t->shift)], *end = t->v + t->cap;
     while (e->addr != addr && e->addr)
-        e++;
+        e = e + 1 == end ? t->v : e + 1;
     if (e->addr && (e->seqlive & ~LIVE_BIT) <= seq) {
-        table_unlink(t->v, t->shift, e);
+        table_unlink(t->v, t->cap, t->shift, e);
         t->n--;
     }
     t->dels[t->ndel++] = (struct del){addr, seq};
@@ -455,7 +432,7 @@ __attribute__((always_inline)) static inline int compact_body(struct table *t,
 {
     const uint8_t *p = *pp;
     uint64_t seq = st->seq, addr = st->addr, bound = cycle ? t->bound : 0;
-    struct ent *v = t->v, *stop = v + t->cap + PAD - 1;
+    struct ent *v = t->v, *end = v + t->cap;
     size_t room = t->lim - t->n; /* inserts before the next rehash */
     unsigned shift = t->shift;
     int rc = 0;
@@ -475,11 +452,11 @@ __attribute__((always_inline)) static inline int compact_body(struct table *t,
             continue;
         struct ent *e = &v[slot_of(addr, shift)];
         while (e->addr != addr && e->addr)
-            e++;
+            e = e + 1 == end ? v : e + 1;
         if (cycle && !(info & CT_ALLOC) && seq < bound) { /* final: see struct table */
             if (TRK_LIKELY(t->ndel < t->del_cap)) {
                 if (e->addr && (e->seqlive & ~LIVE_BIT) <= seq) {
-                    table_unlink(v, shift, e);
+                    table_unlink(v, (size_t)(end - v), shift, e);
                     room++;
                 }
                 t->dels[t->ndel++] = (struct del){addr, seq};
@@ -490,24 +467,22 @@ __attribute__((always_inline)) static inline int compact_body(struct table *t,
             if (rc)
                 break;
             v = t->v;
-            stop = v + t->cap + PAD - 1;
+            end = v + t->cap;
             room = t->lim - t->n;
             shift = t->shift;
             bound = t->bound;
             continue;
         }
         if (!e->addr) {
-            if (!room || e == stop) {
-                /* Full, or the run reached the stop (PAD): the table
-                 * changes, and this record goes in through table_put. */
+            if (!room) { /* full: rehashed, the record goes in through table_put */
                 t->n = t->lim - room;
-                rc = room ? table_grow(t) : table_rehash(t);
+                rc = table_rehash(t);
                 if (!rc)
                     rc = table_put_slow(t, addr, seq, (info & CT_ALLOC) != 0, size);
                 if (rc)
                     break;
                 v = t->v;
-                stop = v + t->cap + PAD - 1;
+                end = v + t->cap;
                 room = t->lim - t->n;
                 shift = t->shift;
                 continue;

@@ -1,15 +1,14 @@
 /* SPDX-License-Identifier: MIT
  *
  * test_leak_collide.c - the live set's table (capture/leak_live.c) where
- * heap addresses collide: its probes run forward into a few spare slots
- * past the hashed range instead of wrapping, and an insert that would fill
- * the array's last slot grows the table. Addresses that all hash to the
- * last slots of the smallest table make that happen, through both of the
+ * heap addresses collide: addresses that all hash to the last slots of the
+ * smallest table make a run that wraps to its start, through both of the
  * set's decoders (the compact run for long pieces, the exact decoder and
- * table_put for short ones), kept by the writer and read back from a file.
- * The set must be the model's exactly: a lost insert, a probe past the
- * array or an entry left beyond what the collection reads shows up as a
- * missing or extra block.
+ * table_put for short ones), kept by the writer (also in its cycles, where
+ * a FREE removes the entry and the run's later entries move back across
+ * the wrap) and read back from a file. The set must be the model's
+ * exactly: a lost insert, a probe past the array or an entry a removal
+ * cut off from its home shows up as a missing or extra block.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -57,6 +56,15 @@ static void make_addrs(void)
         size_of[k] = 16 + k;
 }
 
+/* The events write_capture's pass makes (live[] as before it). */
+static uint64_t pass_events(unsigned pass)
+{
+    uint64_t n = 0;
+    for (unsigned k = 0; k < NADDR; k++)
+        n += pass == 0 || (pass == 1 && k % 3 == 0) || (pass == 2 && k % 9 == 0 && !live[k]);
+    return n;
+}
+
 struct file {
     uint8_t *p;
     size_t n, cap;
@@ -89,6 +97,8 @@ static void chunk(struct file *f, unsigned type, uint32_t stream, const uint8_t 
  * run is the table's first), then every third freed and every ninth
  * allocated again, in pieces of `per` records. Short pieces lie within the
  * decoder's slack of their end: the exact decoder takes every record. */
+/* track: 0 read back, 1 kept, 2 kept in the writer's cycles (a pass each,
+ * its bound the watermark after it). */
 static void write_capture(struct file *f, unsigned per, int track)
 {
     static uint8_t piece[1u << 20];
@@ -102,6 +112,8 @@ static void write_capture(struct file *f, unsigned per, int track)
     uint8_t *p = piece;
     unsigned in_piece = 0;
     for (unsigned pass = 0; pass < 3; pass++) {
+        if (track == 2) /* every event below the next seq after the pass is in it */
+            trk_ltrack_cycle(seq + pass_events(pass));
         for (unsigned k = 0; k <= NADDR; k++) {
             ts += 100;
             if (k == NADDR) {
@@ -126,6 +138,8 @@ static void write_capture(struct file *f, unsigned per, int track)
             p = piece;
             in_piece = 0;
         }
+        if (track == 2)
+            trk_ltrack_cycle(0);
         /* One stream: every event read so far is below the next seq. */
         chunk(f, TRK_CHUNK_WATERMARK, 0, NULL, 0, seq);
         if (track)
@@ -180,6 +194,18 @@ static void test_short_pieces_kept(void **unused)
     check(8, 1);
 }
 
+static void test_long_pieces_cycles(void **unused)
+{
+    (void)unused;
+    check(100000, 2);
+}
+
+static void test_short_pieces_cycles(void **unused)
+{
+    (void)unused;
+    check(8, 2);
+}
+
 static void test_long_pieces_read_back(void **unused)
 {
     (void)unused;
@@ -198,6 +224,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_long_pieces_kept),
         cmocka_unit_test(test_short_pieces_kept),
+        cmocka_unit_test(test_long_pieces_cycles),
+        cmocka_unit_test(test_short_pieces_cycles),
         cmocka_unit_test(test_long_pieces_read_back),
         cmocka_unit_test(test_short_pieces_read_back),
     };
