@@ -47,14 +47,44 @@ struct ent {
  * (none is left to read) and only says "not live", as no entry does: it is
  * dropped at the next rehash. Without that the table held every address the
  * program ever used (128 MiB for `import torch`) instead of those live or
- * freed since the last watermark (~10 ms). */
+ * freed since the last watermark (~10 ms).
+ *
+ * Linear probing, wrapping at the end. (Spare slots past the end instead
+ * of the wrap, with a grow where a run reached them, doubled the table of
+ * `import torch`: at 3/4 full, runs of hundreds of slots are normal in a
+ * table of a million.) */
+
+/* A FREE the writer's cycle made final (see struct table). */
+struct del {
+    uint64_t addr, seq;
+};
+
 struct table {
     struct ent *v;
-    size_t cap, n;  /* cap a power of two */
+    size_t cap, n;  /* cap a power of two: the hashed range */
     unsigned shift; /* 64 - log2(cap) */
     size_t lim;     /* rehash when n reaches it: cap * 3 / 4 */
     uint64_t wm;
+    /* The writer's cycle (trk_ltrack_cycle; 0 elsewhere): every event
+     * below `bound` is in a piece of this cycle or an earlier one. A FREE
+     * below it then leaves no entry (it removes the address's), for no
+     * older event of the address can come after this cycle; within the
+     * cycle, a later piece may still hold one, so the FREE goes to `dels`,
+     * and a later piece of the cycle that touches the heap first puts them
+     * back as the entries they would have been (`armed`, replay). Without
+     * that every FREE of a cycle (~25,000 per 10 ms on allocbench) stayed
+     * in the table until the next watermark and rehash: a 1.5 MiB table,
+     * a cache miss or two per event, ~20 ns of the writer's ~30. */
+    uint64_t bound;
+    struct del *dels;
+    size_t ndel, del_cap;
+    int armed, replayed;
 };
+
+static inline size_t table_slots(const struct table *t)
+{
+    return t->v ? t->cap : 0;
+}
 
 /* Fibonacci hashing: the product's top bits (shift = 64 - log2(cap)); its
  * middle bits, taken before, left runs of neighbouring heap addresses in
@@ -69,24 +99,27 @@ static inline int ent_keep(const struct ent *e, uint64_t wm)
     return e->addr && ((e->seqlive & LIVE_BIT) || e->seqlive >= wm);
 }
 
-/* Rehash into a table sized for the entries still needed: at most 3/8 full
- * after it, so the next rehash is at least as many inserts away (amortized
- * O(1) a put); it may shrink. */
+/* Rehash into a table sized for the entries still needed: at most 3/8
+ * full after it, so the next rehash is at least as many inserts away
+ * (amortized O(1) a put); it may shrink. A table whose every entry is
+ * needed (the writer's cycles leave no dead ones: struct table) rehashes
+ * 3/4 full, exactly 3/8 of twice its size: that doubles it (with "+ 1"
+ * it quadrupled: 30 instead of 18 MiB at `import torch`). */
 static int table_rehash(struct table *t)
 {
-    size_t keep = 0;
-    for (size_t i = 0; i < t->cap; i++)
+    size_t keep = 0, old = table_slots(t);
+    for (size_t i = 0; i < old; i++)
         keep += ent_keep(&t->v[i], t->wm);
     size_t nc = 1u << 12;
     unsigned shift = 64 - 12;
-    while ((keep + 1) * 8 > nc * 3) {
+    while (keep * 8 > nc * 3) {
         nc *= 2;
         shift--;
     }
     struct ent *nv = trk_lmem(nc * sizeof(*nv));
     if (!nv)
         return -1;
-    for (size_t i = 0; i < t->cap; i++) {
+    for (size_t i = 0; i < old; i++) {
         struct ent *e = &t->v[i];
         if (!ent_keep(e, t->wm))
             continue;
@@ -95,7 +128,7 @@ static int table_rehash(struct table *t)
             k = (k + 1) & (nc - 1);
         nv[k] = *e;
     }
-    trk_lmem_free(t->v, t->cap * sizeof(*t->v));
+    trk_lmem_free(t->v, old * sizeof(*t->v));
     t->v = nv;
     t->cap = nc;
     t->n = keep;
@@ -104,31 +137,108 @@ static int table_rehash(struct table *t)
     return 0;
 }
 
+static int table_put_slow(struct table *t, uint64_t addr, uint64_t seq, int live, uint64_t size);
+static int free_final(struct table *t, uint64_t addr, uint64_t seq);
+static int replay(struct table *t);
+
+/* Empties the slot e (linear probing's backward shift: an entry further
+ * on in the run whose home is not between the hole and itself moves into
+ * the hole, so that no probe meets an empty slot before its entry). The
+ * caller counts it out. */
+static inline void table_unlink(struct ent *v, size_t cap, unsigned shift, struct ent *e)
+{
+    size_t i = (size_t)(e - v), j = i, mask = cap - 1;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (!v[j].addr) /* never full: a run ends */
+            break;
+        size_t h = slot_of(v[j].addr, shift);
+        if (i <= j ? (h <= i || h > j) : (h <= i && h > j)) {
+            v[i] = v[j];
+            i = j;
+        }
+    }
+    v[i].addr = 0;
+}
+
 /* Inlined: called once or twice a record, its call cost was a third of it. */
 __attribute__((always_inline)) static inline int table_put(struct table *t, uint64_t addr,
                                                            uint64_t seq, int live, uint64_t size)
 {
     if (!addr)
         return 0;
+    if (TRK_UNLIKELY(t->armed) && replay(t))
+        return -1;
+    if (!live && seq < t->bound)
+        return free_final(t, addr, seq);
     if (t->n >= t->lim && table_rehash(t))
         return -1;
-    size_t mask = t->cap - 1, k = slot_of(addr, t->shift);
-    struct ent *e = &t->v[k];
-    while (e->addr != addr) {
-        if (!e->addr) {
-            t->n++;
-            e->addr = addr;
-            e->seqlive = seq | (live ? LIVE_BIT : 0);
-            e->size = size;
-            return 0;
-        }
-        k = (k + 1) & mask;
-        e = &t->v[k];
-    }
-    if ((e->seqlive & ~LIVE_BIT) > seq)
+    struct ent *e = &t->v[slot_of(addr, t->shift)], *end = t->v + t->cap;
+    while (e->addr != addr && e->addr)
+        e = e + 1 == end ? t->v : e + 1;
+    if (!e->addr) {
+        t->n++;
+        e->addr = addr;
+    } else if ((e->seqlive & ~LIVE_BIT) > seq) {
         return 0; /* a later event of another stream already decided it */
+    }
     e->seqlive = seq | (live ? LIVE_BIT : 0);
     e->size = size;
+    return 0;
+}
+
+/* table_put after a rehash (not inlined: the inlined one's rare path). */
+static __attribute__((noinline)) int table_put_slow(struct table *t, uint64_t addr, uint64_t seq,
+                                                    int live, uint64_t size)
+{
+    return table_put(t, addr, seq, live, size);
+}
+
+/* The cycle's FREEs put back as entries (a later piece of the cycle
+ * touches the heap, or the log is full): the rest of the cycle keeps its
+ * FREEs as entries too. */
+static int replay(struct table *t)
+{
+    size_t n = t->ndel;
+    t->ndel = 0;
+    t->armed = 0;
+    t->bound = 0;
+    t->replayed = 1;
+    for (size_t i = 0; i < n; i++)
+        if (table_put(t, t->dels[i].addr, t->dels[i].seq, 0, 0))
+            return -1;
+    return 0;
+}
+
+/* At most this many FREEs a cycle are logged (1 MiB); past it, replay. */
+#define DEL_MAX (1u << 16)
+
+/* A FREE below the cycle's bound: the address's entry goes (if older),
+ * the FREE is logged. */
+static __attribute__((noinline)) int free_final(struct table *t, uint64_t addr, uint64_t seq)
+{
+    if (t->ndel == t->del_cap) {
+        size_t nc = t->del_cap ? 2 * t->del_cap : 4096;
+        struct del *nv = nc <= DEL_MAX ? trk_lmem(nc * sizeof(*nv)) : NULL;
+        if (!nv) {
+            if (replay(t))
+                return -1;
+            return table_put(t, addr, seq, 0, 0);
+        }
+        if (t->dels)
+            memcpy(nv, t->dels, t->ndel * sizeof(*nv));
+        trk_lmem_free(t->dels, t->del_cap * sizeof(*nv));
+        t->dels = nv;
+        t->del_cap = nc;
+    }
+    struct ent *e = &t->v[slot_of(addr, t->shift)], *end = t->v + t->cap;
+    while (e->addr != addr && e->addr)
+        e = e + 1 == end ? t->v : e + 1;
+    if (e->addr && (e->seqlive & ~LIVE_BIT) <= seq) {
+        table_unlink(t->v, t->cap, t->shift, e);
+        t->n--;
+    }
+    t->dels[t->ndel++] = (struct del){addr, seq};
     return 0;
 }
 
@@ -287,6 +397,25 @@ static inline int skip_var8(const uint8_t **pp)
  * allocator: pymalloc (ALLOC slot 3) and pyfree (FREE slot 2). */
 #define COMPACT_PY_SLOTS (1u << 7 | 1u << 2)
 
+/* What a record's tag tells compact_run, in one load (a dozen instructions
+ * of bit tests on the writer's path for every event before): */
+enum {
+    CT_SD = 3,      /* seqd 1..3 in the tag (0: a varint follows) */
+    CT_ALLOC = 4,   /* size and stack follow the address */
+    CT_PY = 8,      /* Python's own allocator: no heap block */
+    CT_SLOW = 0x40, /* seqd or tsq follow the tag */
+    CT_STOP = 0x80, /* not a compact record */
+};
+#define CT_INFO(t)                                                                                 \
+    ((t) < 0x80 ? CT_STOP                                                                          \
+                : ((((t) >> 2) & 3) | ((t)&0x40 ? CT_ALLOC : 0) |                                  \
+                   ((COMPACT_PY_SLOTS >> (((t) >> 4) & 7)) & 1 ? CT_PY : 0) |                      \
+                   ((((t) >> 2) & 3) == 0 || ((t)&3) == 3 ? CT_SLOW : 0)))
+#define CT4(t)  CT_INFO(t), CT_INFO((t) + 1), CT_INFO((t) + 2), CT_INFO((t) + 3)
+#define CT16(t) CT4(t), CT4((t) + 4), CT4((t) + 8), CT4((t) + 12)
+#define CT64(t) CT16(t), CT16((t) + 16), CT16((t) + 32), CT16((t) + 48)
+static const uint8_t ct_info[256] = {CT64(0), CT64(64), CT64(128), CT64(192)};
+
 /* A run of compact ALLOCs and FREEs (docs/FORMAT.md §4.1), nearly every
  * heap record since format 4, decoded for what the scan needs: seq and
  * address, and an ALLOC's size; the time step and the stack id are only
@@ -296,61 +425,92 @@ static inline int skip_var8(const uint8_t **pp)
  * The stream state and the table's fields live in locals meanwhile: every
  * store into the table could alias them (all uint64_t), and reloading them
  * after each one was a fifth of the cost. Returns 0, or -1 on no memory. */
-static int compact_run(struct table *t, struct trk_rec_state *st, const uint8_t **pp,
-                       const uint8_t *lim)
+__attribute__((always_inline)) static inline int compact_body(struct table *t,
+                                                              struct trk_rec_state *st,
+                                                              const uint8_t **pp,
+                                                              const uint8_t *lim, int cycle)
 {
     const uint8_t *p = *pp;
-    uint64_t seq = st->seq, addr = st->addr;
-    struct ent *v = t->v;
-    size_t mask = t->cap - 1, n = t->n, full = t->lim;
+    uint64_t seq = st->seq, addr = st->addr, bound = cycle ? t->bound : 0;
+    struct ent *v = t->v, *end = v + t->cap;
+    size_t room = t->lim - t->n; /* inserts before the next rehash */
     unsigned shift = t->shift;
     int rc = 0;
-    while (p < lim && (*p & TRK_REC_COMPACT)) {
-        const uint8_t *q = p;
-        unsigned tag = *q++, alloc = tag & TRK_REC_COMPACT_ALLOC;
-        uint64_t sd = (tag >> 2) & 3, a, size = 0;
-        if ((!sd && (get_var8(&q, &sd) || !sd)) || ((tag & 3) == 3 && skip_var8(&q)) ||
-            get_var8(&q, &a) || (alloc && (get_var8(&q, &size) || skip_var8(&q))))
+    while (p < lim) {
+        unsigned info = ct_info[*p];
+        const uint8_t *q = p + 1;
+        uint64_t sd = info & CT_SD, a, size = 0;
+        if (info >= CT_SLOW && ((info & CT_STOP) || (!sd && (get_var8(&q, &sd) || !sd)) ||
+                                ((*p & 3) == 3 && skip_var8(&q))))
+            break;
+        if (get_var8(&q, &a) || ((info & CT_ALLOC) && (get_var8(&q, &size) || skip_var8(&q))))
             break;
         p = q;
-        int64_t d = trk_unzigzag(a >> 1);
         seq += sd;
-        addr += (uint64_t)d << ((~a & 1) << 2); /* bit 0 clear: in 16-byte units */
-        if (((COMPACT_PY_SLOTS >> ((tag >> 4) & 7)) & 1) || !addr)
+        addr += (uint64_t)trk_unzigzag(a >> 1) << ((~a & 1) << 2); /* bit 0 clear: 16-byte units */
+        if ((info & CT_PY) || !addr)
             continue;
-        if (n >= full) {
-            t->n = n;
-            if (table_rehash(t)) {
-                rc = -1;
-                break;
-            }
-            v = t->v;
-            mask = t->cap - 1;
-            n = t->n;
-            full = t->lim;
-            shift = t->shift;
-        }
-        uint64_t sl = seq | (alloc ? LIVE_BIT : 0);
         struct ent *e = &v[slot_of(addr, shift)];
-        while (e->addr != addr) {
-            if (!e->addr) {
-                n++;
-                e->addr = addr;
-                e->seqlive = 0;
-                break;
+        while (e->addr != addr && e->addr)
+            e = e + 1 == end ? v : e + 1;
+        if (cycle && !(info & CT_ALLOC) && seq < bound) { /* final: see struct table */
+            if (TRK_LIKELY(t->ndel < t->del_cap)) {
+                if (e->addr && (e->seqlive & ~LIVE_BIT) <= seq) {
+                    table_unlink(v, (size_t)(end - v), shift, e);
+                    room++;
+                }
+                t->dels[t->ndel++] = (struct del){addr, seq};
+                continue;
             }
-            e = e + 1 == v + mask + 1 ? v : e + 1;
+            t->n = t->lim - room; /* the log grows, or is put back */
+            rc = free_final(t, addr, seq);
+            if (rc)
+                break;
+            v = t->v;
+            end = v + t->cap;
+            room = t->lim - t->n;
+            shift = t->shift;
+            bound = t->bound;
+            continue;
         }
-        if ((e->seqlive & ~LIVE_BIT) <= seq) { /* else a later event of another stream */
-            e->seqlive = sl;
-            e->size = size;
+        if (!e->addr) {
+            if (!room) { /* full: rehashed, the record goes in through table_put */
+                t->n = t->lim - room;
+                rc = table_rehash(t);
+                if (!rc)
+                    rc = table_put_slow(t, addr, seq, (info & CT_ALLOC) != 0, size);
+                if (rc)
+                    break;
+                v = t->v;
+                end = v + t->cap;
+                room = t->lim - t->n;
+                shift = t->shift;
+                continue;
+            }
+            room--;
+            e->addr = addr;
+        } else if ((e->seqlive & ~LIVE_BIT) > seq) {
+            continue; /* a later event of another stream decided it */
         }
+        e->seqlive = seq | (uint64_t)(info & CT_ALLOC) << 61;
+        e->size = size;
     }
     st->seq = seq;
     st->addr = addr;
-    t->n = n;
+    t->n = t->lim - room;
     *pp = p;
     return rc;
+}
+
+/* In a writer's cycle with a bound (struct table), or not (the read-back,
+ * pieces outside cycles, cycles kept the old way). */
+static int compact_run(struct table *t, struct trk_rec_state *st, const uint8_t **pp,
+                       const uint8_t *lim)
+{
+    /* A later piece of the writer's cycle about to touch the heap. */
+    if (TRK_UNLIKELY(t->armed) && *pp < lim && ct_info[**pp] < CT_STOP && replay(t))
+        return -1;
+    return t->bound ? compact_body(t, st, pp, lim, 1) : compact_body(t, st, pp, lim, 0);
 }
 
 /* The compact record the fast path left (a long varint, or a bad record),
@@ -402,6 +562,12 @@ static int skip_node(struct trk_rec_state *st, const uint8_t **pp, const uint8_t
     return 0;
 }
 
+/* A varint: word at a time (at most 8 bytes, else 1) or exactly. */
+static inline int get_v(const uint8_t **pp, const uint8_t *end, int word, uint64_t *out)
+{
+    return word ? get_var8(pp, out) : trk_get_varint(pp, end, out);
+}
+
 /* ALLOC, FREE and REALLOC are nearly every record: decoded here without
  * the generic record (whose clearing alone cost more than the rest).
  * Returns 0 when done, 1 to leave the record to trk_rec_decode. */
@@ -420,17 +586,20 @@ static int fast_heap(struct table *t, struct trk_rec_state *st, const uint8_t **
         kind == 0 || kind > TRK_ALLOC_KIND_MAX)
         return 1;
     p++;
-    uint64_t seqd, seq2d = 0, size = 0, stack;
-    int64_t tsd, ad, nd = 0;
-    if (trk_get_varint(&p, end, &seqd) || seqd == 0 || trk_get_svarint(&p, end, &tsd) ||
-        trk_get_svarint(&p, end, &ad))
+    /* Word at a time where the piece has SLACK left (a long record holds
+     * at most seven varints, 57 bytes with the tag): allocbench's reallocs
+     * took ~8 instructions a byte through the exact decoder. */
+    int word = end - p >= SLACK;
+    uint64_t seqd, seq2d = 0, size = 0, stack, tsz, az, nz = 0;
+    if (get_v(&p, end, word, &seqd) || seqd == 0 || get_v(&p, end, word, &tsz) ||
+        get_v(&p, end, word, &az))
         return 1;
     if (cls == TRK_REC_REALLOC_BASE &&
-        (trk_get_varint(&p, end, &seq2d) || seq2d == 0 || trk_get_svarint(&p, end, &nd)))
+        (get_v(&p, end, word, &seq2d) || seq2d == 0 || get_v(&p, end, word, &nz)))
         return 1;
-    if (cls != TRK_REC_FREE_BASE &&
-        (trk_get_varint(&p, end, &size) || trk_get_varint(&p, end, &stack)))
+    if (cls != TRK_REC_FREE_BASE && (get_v(&p, end, word, &size) || get_v(&p, end, word, &stack)))
         return 1;
+    int64_t tsd = trk_unzigzag(tsz), ad = trk_unzigzag(az), nd = trk_unzigzag(nz);
     uint64_t seq = st->seq + seqd, addr = st->addr + (uint64_t)ad, addr2 = addr + (uint64_t)nd;
     st->seq = seq + seq2d;
     st->ts += (uint64_t)tsd;
@@ -585,7 +754,8 @@ static int sort_blocks(struct trk_lblock *v, size_t n)
 static int collect(struct trk_lset *s, const struct table *t)
 {
     size_t n = 0;
-    for (size_t i = 0; i < t->cap; i++)
+    size_t slots = table_slots(t);
+    for (size_t i = 0; i < slots; i++)
         n += t->v[i].addr && (t->v[i].seqlive & LIVE_BIT);
     s->map_len = (n ? n : 1) * sizeof(*s->v);
     s->stack_len = (2 * n + 1) * sizeof(*s->stack); /* leak_mark.c: 2 pushes a block */
@@ -593,7 +763,7 @@ static int collect(struct trk_lset *s, const struct table *t)
     s->stack = trk_lmem(s->stack_len);
     if (!s->v || !s->stack)
         return -1;
-    for (size_t i = 0; i < t->cap; i++) {
+    for (size_t i = 0; i < slots; i++) {
         const struct ent *e = &t->v[i];
         if (e->addr && (e->seqlive & LIVE_BIT))
             s->v[s->n++] = (struct trk_lblock){.addr = e->addr, .size = e->size};
@@ -626,14 +796,16 @@ static int collect(struct trk_lset *s, const struct table *t)
 static struct {
     struct table t;
     struct streams ss;
-    int state; /* TRACK_* */
+    int state;     /* TRACK_* */
+    unsigned skip; /* cycles still kept the old way (trk_ltrack_cycle) */
 } track;
 
 enum { TRACK_OFF, TRACK_ON, TRACK_BROKEN };
 
 static void track_drop(int state)
 {
-    trk_lmem_free(track.t.v, track.t.cap * sizeof(*track.t.v));
+    trk_lmem_free(track.t.v, table_slots(&track.t) * sizeof(*track.t.v));
+    trk_lmem_free(track.t.dels, track.t.del_cap * sizeof(*track.t.dels));
     trk_lmem_free(track.ss.v, track.ss.cap * sizeof(*track.ss.v));
     memset(&track, 0, sizeof(track));
     track.state = state;
@@ -656,8 +828,30 @@ void trk_ltrack_piece(uint32_t stream, uint64_t off, const uint8_t *p, size_t le
     }
     if (off == 0) /* as a reader does at a stream's first piece */
         memset(st, 0, sizeof(*st));
+    track.t.armed = track.t.ndel != 0; /* a later piece of the cycle */
     if (decode_piece(&track.t, st, p, len))
         track_drop(TRACK_BROKEN);
+}
+
+void trk_ltrack_cycle(uint64_t bound)
+{
+    if (track.state != TRACK_ON)
+        return;
+    /* The last cycle's FREEs are final: nothing below its bound is left. */
+    track.t.ndel = 0;
+    track.t.armed = 0;
+    /* Where a cycle had to put its FREEs back (several threads' pieces
+     * touch the heap), the log and the replay only cost: the next 16
+     * cycles keep FREEs as entries from the start, as before the bound. */
+    if (bound && track.t.replayed) {
+        track.t.replayed = 0;
+        track.skip = 16;
+    }
+    if (bound && track.skip) {
+        track.skip--;
+        bound = 0;
+    }
+    track.t.bound = bound;
 }
 
 void trk_ltrack_watermark(uint64_t w)
@@ -701,7 +895,7 @@ int trk_lset_load(struct trk_lset *s, int fd)
     syscall(SYS_close, rfd);
     trk_lmem_free(b.stored, b.stored_cap);
     trk_lmem_free(b.raw, b.raw_cap);
-    trk_lmem_free(t.v, t.cap * sizeof(*t.v));
+    trk_lmem_free(t.v, table_slots(&t) * sizeof(*t.v));
     trk_lmem_free(ss.v, ss.cap * sizeof(*ss.v));
     if (rc)
         trk_lset_free(s);

@@ -42,6 +42,10 @@ void trk_leakscan_run(struct trk_thread *t, int fd, const void *stack_top,
 void trk_ltrack_start(void) TRK_HIDDEN;
 void trk_ltrack_piece(uint32_t stream, uint64_t off, const uint8_t *p, size_t len) TRK_HIDDEN;
 void trk_ltrack_watermark(uint64_t w) TRK_HIDDEN;
+/* The writer's flush cycle begins (bound: the watermark it will write,
+ * known up front: every event below it is in a piece of this cycle or an
+ * earlier one) or ends (0). Pieces outside a cycle are handed over with 0. */
+void trk_ltrack_cycle(uint64_t bound) TRK_HIDDEN;
 void trk_ltrack_fork_child(void) TRK_HIDDEN;
 
 /* ---- Internal to leak_*.c ---------------------------------------------- */

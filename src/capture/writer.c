@@ -346,27 +346,40 @@ static void flush_cycle(int final, int compress)
     if (atomic_load(&writer_state) == WS_FAILED || trk_output_fd() < 0 || atomic_load(&ended))
         return;
     uint64_t w = atomic_load_explicit(&trk_seq, memory_order_seq_cst);
+    /* The floors first, then the pieces: each floor is still read before
+     * its thread's committed offset, so W is the same bound (see the top),
+     * and known before the pieces are written: the live set may take the
+     * cycle's events below it as final (trk_ltrack_cycle). */
     for (struct trk_thread *t = trk_thread_list(); t; t = t->next) {
         int st = atomic_load_explicit(&t->state, memory_order_acquire);
         if (st != TRK_TS_ACTIVE && st != TRK_TS_EXITING)
             continue;
         uint64_t f = atomic_load_explicit(&t->floor, memory_order_acquire);
         uint64_t nf = atomic_load_explicit(&t->nfloor, memory_order_acquire);
-        uint64_t c = atomic_load_explicit(&t->committed, memory_order_acquire);
         if (f < w)
             w = f;
         if (nf < w)
             w = nf;
+    }
+    trk_ltrack_cycle(w);
+    for (struct trk_thread *t = trk_thread_list(); t; t = t->next) {
+        int st = atomic_load_explicit(&t->state, memory_order_acquire);
+        if (st != TRK_TS_ACTIVE && st != TRK_TS_EXITING)
+            continue;
+        uint64_t c = atomic_load_explicit(&t->committed, memory_order_acquire);
         uint64_t done = atomic_load_explicit(&t->consumed, memory_order_relaxed);
         if (c > done) {
-            if (write_stream(t, done, c, compress))
+            if (write_stream(t, done, c, compress)) {
+                trk_ltrack_cycle(0);
                 return;
+            }
             atomic_store_explicit(&t->consumed, c, memory_order_release);
             atomic_store_explicit(&t->wake_sent, 0, memory_order_relaxed);
         }
         if (st == TRK_TS_EXITING && !final)
             maybe_recycle(t);
     }
+    trk_ltrack_cycle(0);
     if (final)
         w = UINT64_MAX;
     if (w > last_wm && write_chunk(TRK_CHUNK_WATERMARK, 0, NULL, 0, 0, TRK_CODEC_STORED, w) == 0) {

@@ -8,7 +8,10 @@
  * reallocs, Python's blocks (never heap blocks) and enough addresses to
  * rehash the table across watermarks. Stored and HUF pieces both, read
  * back from the file, and the same pieces handed over as the writer hands
- * them while it writes (trk_ltrack_*), which the scan then collects.
+ * them while it writes (trk_ltrack_*), which the scan then collects: also
+ * in the writer's cycles (trk_ltrack_cycle), where a FREE below the cycle's
+ * bound removes its address at once, and a later piece of the cycle must
+ * still see it (three streams), or nothing follows (one stream).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,7 +31,7 @@
 #include "format/record.h"
 
 #define NSTREAMS 3
-#define NEVENTS  60000
+#define NEVENTS  80000 /* a one-cycle capture holds back more than the writer does */
 #define NADDR    12000
 #define ROUND    700 /* events between watermarks */
 
@@ -198,6 +201,10 @@ static void chunk(struct file *f, unsigned type, unsigned codec, uint32_t stream
 /* The events in file order: each round's events of each stream as one
  * piece, the streams in a shuffled order (so a later-read piece may hold
  * older events of the same address), then a watermark. */
+/* track: 0 read back, 1 kept by the writer, 2 kept in cycles, 3 kept in
+ * cycles with every event in one stream, 4 kept in one cycle (more events
+ * and pieces than a cycle holds back: the held ones go in early), 5 the
+ * same with one piece a stream. */
 static void write_capture(struct file *f, int huf, int track)
 {
     static uint8_t piece[NEVENTS * 64], packed[TRK_HUF_TABLE + NEVENTS * 128];
@@ -207,14 +214,19 @@ static void write_capture(struct file *f, int huf, int track)
     memcpy(head, TRK_FMT_MAGIC, TRK_FMT_MAGIC_LEN);
     trk_put_le32(head + 12, 16);
     put(f, head, sizeof head);
-    for (int r0 = 0; r0 < NEVENTS; r0 += ROUND) {
+    int round = track == 5 ? NEVENTS : ROUND;
+    for (int r0 = 0; r0 < NEVENTS; r0 += round) {
         unsigned first = (unsigned)(next() % NSTREAMS);
+        /* every event below the round's watermark is in it or before */
+        uint64_t w = r0 + round < NEVENTS ? evs[r0 + round].seq : UINT64_MAX;
+        if (track == 2 || track == 3 || track == 5 || (track == 4 && r0 == 0))
+            trk_ltrack_cycle(track == 4 ? UINT64_MAX : w);
         for (unsigned k = 0; k < NSTREAMS; k++) {
             unsigned s = (first + k) % NSTREAMS;
             uint8_t *p = piece;
-            for (int i = r0; i < r0 + ROUND && i < NEVENTS; i++) {
+            for (int i = r0; i < r0 + round && i < NEVENTS; i++) {
                 const struct ev *e = &evs[i];
-                if (e->stream != s)
+                if ((track == 3 ? 0 : e->stream) != s)
                     continue;
                 ts[s] += next() % 64 ? 1500 : 1ull << 40; /* tsq varints too */
                 if (e->op == 0 || e->op == 3)
@@ -237,7 +249,8 @@ static void write_capture(struct file *f, int huf, int track)
                 chunk(f, TRK_CHUNK_DATA, TRK_CODEC_STORED, s + 1, piece, len, len, off[s]);
             off[s] += len;
         }
-        uint64_t w = r0 + ROUND < NEVENTS ? evs[r0 + ROUND].seq : UINT64_MAX;
+        if (track == 2 || track == 3 || track == 5 || (track == 4 && r0 + round >= NEVENTS))
+            trk_ltrack_cycle(0);
         chunk(f, TRK_CHUNK_WATERMARK, TRK_CODEC_STORED, 0, NULL, 0, 0, w);
         if (track)
             trk_ltrack_watermark(w);
@@ -297,6 +310,30 @@ static void test_kept_by_writer(void **unused)
     assert_int_equal(trk_lset_load(&s, -1), -1);
 }
 
+static void test_kept_in_cycles(void **unused)
+{
+    (void)unused;
+    check(0, 2);
+}
+
+static void test_kept_in_cycles_one_stream(void **unused)
+{
+    (void)unused;
+    check(0, 3);
+}
+
+static void test_kept_in_one_cycle(void **unused)
+{
+    (void)unused;
+    check(0, 4);
+}
+
+static void test_kept_in_one_piece(void **unused)
+{
+    (void)unused;
+    check(0, 5);
+}
+
 int main(void)
 {
     make_events();
@@ -304,6 +341,10 @@ int main(void)
         cmocka_unit_test(test_stored),
         cmocka_unit_test(test_huf),
         cmocka_unit_test(test_kept_by_writer),
+        cmocka_unit_test(test_kept_in_cycles),
+        cmocka_unit_test(test_kept_in_cycles_one_stream),
+        cmocka_unit_test(test_kept_in_one_cycle),
+        cmocka_unit_test(test_kept_in_one_piece),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
