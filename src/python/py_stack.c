@@ -216,7 +216,7 @@ const void *trk_py_top_frame(const void *ts)
 
 /* The STACK value of one frame: its code's id and the line it is at, cached
  * per thread by (code, instruction offset) because finding a line means
- * scanning the code's line table. */
+ * stepping through the code's line table (py_lines.c). */
 static uint64_t frame_value(struct trk_thread *t, struct trk_py_thread *b, const PyObject *code,
                             int64_t lasti)
 {
@@ -228,8 +228,8 @@ static uint64_t frame_value(struct trk_thread *t, struct trk_py_thread *b, const
     uint32_t id = code_id(t, code);
     if (!id)
         return 0;
-    int line = lasti < 0 ? LOAD_I32(code, trk_pylay.co_firstlineno)
-                         : trk_pyapi.Code_Addr2Line((PyObject *)code, (int)lasti);
+    int line =
+        lasti < 0 ? LOAD_I32(code, trk_pylay.co_firstlineno) : trk_py_line(b, code, (int)lasti);
     if (line < 0)
         line = 0;
     if (line > (int)TRK_PYFRAME_LINE_MAX)
