@@ -269,27 +269,28 @@ static inline __attribute__((always_inline)) int walk_style(struct trk_thread *t
                                                             int max, int style, struct walk_offs o)
 {
     const void *code_type = trk_pyapi.Code_Type;
-    struct trk_py_level *levels = b->levels;
+    struct trk_py_level *lv = b->levels, *lv_old = b->levels + b->last_n;
     uint64_t *pyv = b->pyv;
     uint8_t *pyentry = b->pyentry;
-    int n = 0, same = 1, last_n = b->last_n;
-    /* Bounded: a corrupt chain must not keep us here. */
-    for (int guard = 0; f && n < max && guard < 4 * TRK_DEPTH_MAX; guard++) {
+    int n = 0, same = 1, skipped = 0;
+    /* Bounded: n grows with every frame taken and skipped frames are
+     * counted, so a corrupt chain cannot keep us here. */
+    while (f && n < max) {
         const void *prev = LOAD_PTR(f, o.back);
-        if (style >= TRK_PYS_312 && LOAD_U8(f, o.owner) == o.cstack) {
-            f = prev; /* a C-stack shim (3.12+): marks the entry frame before it */
-            continue;
-        }
         const PyObject *code = LOAD_PTR(f, o.code);
-        if (!code || OB_TYPE(code) != code_type) {
+        if ((style >= TRK_PYS_312 && LOAD_U8(f, o.owner) == o.cstack) || !code ||
+            OB_TYPE(code) != code_type) {
+            /* A C-stack shim (3.12+: marks the entry frame before it), or
+             * no code object. */
+            if (++skipped > 3 * TRK_DEPTH_MAX)
+                break;
             f = prev;
             continue;
         }
         uintptr_t at = style == TRK_PYS_FRAMEOBJ ? (uintptr_t)(uint32_t)LOAD_I32(f, o.at)
                                                  : (uintptr_t)LOAD_PTR(f, o.at);
         const void *lt = LOAD_PTR(code, o.lt);
-        struct trk_py_level *lv = &levels[n];
-        if (!(n < last_n && lv->frame == f && lv->at == at && lv->code == code &&
+        if (!(lv < lv_old && lv->frame == f && lv->at == at && lv->code == code &&
               lv->linetable == lt)) {
             uint64_t v = frame_value(t, b, code, frame_lasti(at, code, &trk_pylay));
             if (!v)
@@ -308,10 +309,11 @@ static inline __attribute__((always_inline)) int walk_style(struct trk_thread *t
             entry = !prev || LOAD_U8(prev, o.owner) == o.cstack;
         pyentry[n] = entry;
         n++;
+        lv++;
         f = prev;
     }
+    b->last_same = same && b->levels + n == lv_old && n > 0;
     b->last_n = n;
-    b->last_same = same && n == last_n && n > 0;
     return n;
 }
 
