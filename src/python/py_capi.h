@@ -150,6 +150,7 @@ struct trk_py_line_ent {
     const void *code;
     const void *linetable;
     uint64_t range[TRK_PY_RANGE_BYTES / 8];
+    int32_t firstlineno; /* with the table's length, part of the key */
 };
 
 /* A hybrid stack already interned (py_stack.c): the hash of the native

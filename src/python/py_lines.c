@@ -50,15 +50,23 @@ int trk_py_line(struct trk_py_thread *b, const PyObject *code, int lasti)
     uintptr_t h = (uintptr_t)code >> 4;
     struct trk_py_line_ent *e = &b->lines[(h ^ (h >> 9)) & (TRK_PY_LINES - 1)];
     struct py_range *r = (struct py_range *)(void *)e->range;
-    if (e->code != code || e->linetable != lt) {
-        r->opaque.lo_next = BYTES_DATA(lt);
-        r->opaque.limit = r->opaque.lo_next + BYTES_SIZE(lt);
+    const uint8_t *start = BYTES_DATA(lt), *limit = start + BYTES_SIZE(lt);
+    int32_t first = LOAD_I32(code, trk_pylay.co_firstlineno);
+    /* Keyed by the objects' addresses and the table's extent and first
+     * line: a code object and table freed and others allocated at the same
+     * addresses would have to match all of them, and even then the cursor
+     * only ever reads inside the table it was set on. */
+    if (e->code != code || e->linetable != lt || r->opaque.limit != limit ||
+        e->firstlineno != first) {
+        r->opaque.lo_next = start;
+        r->opaque.limit = limit;
         r->ar_start = -1;
         r->ar_end = 0;
-        r->opaque.computed_line = LOAD_I32(code, trk_pylay.co_firstlineno);
+        r->opaque.computed_line = first;
         r->ar_line = -1;
         e->code = code;
         e->linetable = lt;
+        e->firstlineno = first;
     }
     int line = step(lasti, r);
     if (line < 0 && (r->ar_end <= lasti || r->ar_start > lasti)) {
