@@ -364,28 +364,28 @@ static int merge(struct trk_thread *t, struct trk_py_thread *b, int nn, int np)
     /* ip in (lo, hi]: one unsigned compare. */
     const uintptr_t lo = (uintptr_t)trk_pyapi.eval_lo + 1;
     const uintptr_t span = (uintptr_t)trk_pyapi.eval_hi - (uintptr_t)trk_pyapi.eval_lo;
-    const uintptr_t *ips = t->ips;
-    const uint64_t *pyv = b->pyv;
-    const uint8_t *pyentry = b->pyentry;
+    const uintptr_t *ip = t->ips, *ip_end = t->ips + nn;
+    const uint64_t *pv = b->pyv, *pv_end = b->pyv + np;
+    const uint8_t *pe = b->pyentry;
     uintptr_t *out = b->merged;
     /* Each native frame gives itself or at least one Python frame, so
-     * k <= nn + np <= 2 * TRK_DEPTH_MAX: the buffer never fills. */
+     * the output holds at most nn + np <= 2 * TRK_DEPTH_MAX: it never fills. */
     _Static_assert(sizeof(b->merged) / sizeof(b->merged[0]) >= 2 * TRK_DEPTH_MAX, "merge fits");
-    int k = 0, j = 0;
-    for (int i = 0; i < nn; i++) {
-        uintptr_t ip = ips[i];
-        if (ip - lo < span && j < np) {
+    for (; ip < ip_end; ip++) {
+        uintptr_t x = *ip;
+        if (TRK_UNLIKELY(x - lo < span) && pv < pv_end) {
             uint8_t entry;
             do {
-                out[k++] = (uintptr_t)pyv[j];
-                entry = pyentry[j++];
-            } while (!entry && j < np);
+                *out++ = (uintptr_t)*pv++;
+                entry = *pe++;
+            } while (!entry && pv < pv_end);
             continue;
         }
-        out[k++] = ip;
+        *out++ = x;
     }
-    while (j < np)
-        out[k++] = (uintptr_t)pyv[j++];
+    while (pv < pv_end)
+        *out++ = (uintptr_t)*pv++;
+    int k = (int)(out - b->merged);
     return k > TRK_DEPTH_MAX ? TRK_DEPTH_MAX : k;
 }
 
@@ -400,12 +400,22 @@ static int merge(struct trk_thread *t, struct trk_py_thread *b, int nn, int np)
 
 static uint64_t memo_hash(const struct trk_thread *t, const struct trk_py_thread *b, int nn, int np)
 {
-    uint64_t a = MEMO_K2 ^ ((uint64_t)nn << 32 | (uint32_t)np);
-    for (int i = 0; i < nn; i++) {
-        a = (a + t->ips[i]) * MEMO_K1;
+    const uintptr_t *ips = t->ips;
+    uint64_t a = MEMO_K2 ^ ((uint64_t)nn << 32 | (uint32_t)np), c = MEMO_K1;
+    /* Two lanes: half the loop's own instructions on deep native stacks. */
+    int i = 0;
+    for (; i + 1 < nn; i += 2) {
+        a = (a + ips[i]) * MEMO_K1;
+        c = (c + ips[i + 1]) * MEMO_K2;
+        a = a << 31 | a >> 33;
+        c = c << 29 | c >> 35;
+    }
+    if (i < nn) {
+        a = (a + ips[i]) * MEMO_K1;
         a = a << 31 | a >> 33;
     }
-    for (int i = 0; i < np; i++) {
+    a ^= c * MEMO_K2;
+    for (i = 0; i < np; i++) {
         a = ((a + b->pyv[i]) * MEMO_K1) ^ b->pyentry[i];
         a = a << 31 | a >> 33;
     }
