@@ -74,6 +74,9 @@ struct trk_py_api {
     int (*IsInitialized)(void);
     void *(*GILState_GetThisThreadState)(void);
     int (*Code_Addr2Line)(PyObject *code, int byte_offset);
+    /* _PyCode_CheckLineNumber (3.10+; NULL when absent): moves a
+     * PyCodeAddressRange to an offset and returns its line (py_lines.c). */
+    int (*Code_CheckLineNumber)(int byte_offset, void *range);
     PyObject *Code_Type;
     int (*Sys_AddAuditHook)(int (*hook)(const char *, PyObject *, void *), void *);
     void (*Mem_GetAllocator)(int domain, struct trk_py_memalloc *);
@@ -139,6 +142,17 @@ struct trk_py_level {
     uintptr_t at; /* the raw instruction pointer / f_lasti read */
 };
 
+/* A code object's line cursor (py_lines.c): a PyCodeAddressRange left
+ * where its last lookup put it. */
+#define TRK_PY_LINES       256
+#define TRK_PY_RANGE_BYTES 40
+struct trk_py_line_ent {
+    const void *code;
+    const void *linetable;
+    uint64_t range[TRK_PY_RANGE_BYTES / 8];
+    int32_t firstlineno; /* with the table's length, part of the key */
+};
+
 /* A hybrid stack already interned (py_stack.c): the hash of the native
  * and Python frames it was merged from -> its id, while the capture's stack
  * cache epoch is the one recorded. */
@@ -153,6 +167,7 @@ struct trk_py_thread {
     uint32_t epoch; /* cache and memo are valid while this equals the global epoch */
     struct trk_py_cache_ent cache[TRK_PY_CACHE];
     struct trk_py_memo_ent memo[TRK_PY_MEMO];
+    struct trk_py_line_ent lines[TRK_PY_LINES];
     /* The walk's frames, innermost first, and the merged hybrid stack. */
     uint64_t pyv[TRK_DEPTH_MAX];
     uint8_t pyentry[TRK_DEPTH_MAX];
@@ -174,6 +189,10 @@ int trk_py_walk(struct trk_thread *t, struct trk_py_thread *b, int max) TRK_HIDD
  * Python code runs on it). */
 const void *trk_py_top_frame(const void *tstate) TRK_HIDDEN;
 void trk_py_codes_reset(void) TRK_HIDDEN;
+
+/* py_lines.c: PyCode_Addr2Line(code, lasti) for lasti >= 0, through the
+ * thread's cursor for that code object. */
+int trk_py_line(struct trk_py_thread *b, const PyObject *code, int lasti) TRK_HIDDEN;
 
 /* py_alloc.c */
 void trk_py_alloc_install(void) TRK_HIDDEN;

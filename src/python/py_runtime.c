@@ -682,6 +682,7 @@ static int resolve_api(void)
     NEED(DecRef, "Py_DecRef");
     NEED(None, "_Py_NoneStruct");
     *(void **)&a.Frame_GetCode = sym("PyFrame_GetCode");
+    *(void **)&a.Code_CheckLineNumber = sym("_PyCode_CheckLineNumber");
     *(void **)&a.GC_Disable = sym("PyGC_Disable");
     *(void **)&a.GC_Enable = sym("PyGC_Enable");
 

@@ -216,9 +216,10 @@ const void *trk_py_top_frame(const void *ts)
 
 /* The STACK value of one frame: its code's id and the line it is at, cached
  * per thread by (code, instruction offset) because finding a line means
- * scanning the code's line table. */
-static uint64_t frame_value(struct trk_thread *t, struct trk_py_thread *b, const PyObject *code,
-                            int64_t lasti)
+ * stepping through the code's line table. Out of line: the walk's loop
+ * stays small, and a level that matches the previous walk never comes here. */
+__attribute__((noinline)) static uint64_t frame_value(struct trk_thread *t, struct trk_py_thread *b,
+                                                      const PyObject *code, int64_t lasti)
 {
     const void *lt = LOAD_PTR(code, trk_pylay.co_linetable);
     uint64_t h = ((uint64_t)(uintptr_t)code >> 4) ^ ((uint64_t)lasti * 0x9E3779B1u);
@@ -228,8 +229,8 @@ static uint64_t frame_value(struct trk_thread *t, struct trk_py_thread *b, const
     uint32_t id = code_id(t, code);
     if (!id)
         return 0;
-    int line = lasti < 0 ? LOAD_I32(code, trk_pylay.co_firstlineno)
-                         : trk_pyapi.Code_Addr2Line((PyObject *)code, (int)lasti);
+    int line =
+        lasti < 0 ? LOAD_I32(code, trk_pylay.co_firstlineno) : trk_py_line(b, code, (int)lasti);
     if (line < 0)
         line = 0;
     if (line > (int)TRK_PYFRAME_LINE_MAX)
@@ -245,13 +246,6 @@ static uint64_t frame_value(struct trk_thread *t, struct trk_py_thread *b, const
 /* The instruction a frame is at, as read (an instruction pointer from 3.11,
  * an offset before): the key of the per-level reuse, converted to an offset
  * only when the level changed. */
-static inline uintptr_t frame_at(const void *f, const struct trk_py_layout *L)
-{
-    if (L->style == TRK_PYS_FRAMEOBJ)
-        return (uintptr_t)(uint32_t)LOAD_I32(f, L->f_lasti);
-    return (uintptr_t)LOAD_PTR(f, L->f_lasti);
-}
-
 static inline int64_t frame_lasti(uintptr_t at, const PyObject *code, const struct trk_py_layout *L)
 {
     if (L->style == TRK_PYS_FRAMEOBJ) {
@@ -259,6 +253,68 @@ static inline int64_t frame_lasti(uintptr_t at, const PyObject *code, const stru
         return L->lasti_units && lasti >= 0 ? lasti * 2 : lasti;
     }
     return (int64_t)(at - (uintptr_t)((const char *)code + L->co_code));
+}
+
+/* The layout's offsets, copied into locals by the walk: its uint8_t stores
+ * may alias anything, so fields read through a pointer would be read again
+ * at every level (most of the walk's cost on import torch). */
+struct walk_offs {
+    int back, code, at, lt, owner, entry, cstack;
+};
+
+/* One walk for one frame style: `style` is a constant at each call, so the
+ * tests that do not apply to it fold away. */
+static inline __attribute__((always_inline)) int walk_style(struct trk_thread *t,
+                                                            struct trk_py_thread *b, const void *f,
+                                                            int max, int style, struct walk_offs o)
+{
+    const void *code_type = trk_pyapi.Code_Type;
+    struct trk_py_level *lv = b->levels, *lv_old = b->levels + b->last_n;
+    uint64_t *pyv = b->pyv;
+    uint8_t *pyentry = b->pyentry;
+    int n = 0, same = 1, skipped = 0;
+    /* Bounded: n grows with every frame taken and skipped frames are
+     * counted, so a corrupt chain cannot keep us here. */
+    while (f && n < max) {
+        const void *prev = LOAD_PTR(f, o.back);
+        const PyObject *code = LOAD_PTR(f, o.code);
+        if ((style >= TRK_PYS_312 && LOAD_U8(f, o.owner) == o.cstack) || !code ||
+            OB_TYPE(code) != code_type) {
+            /* A C-stack shim (3.12+: marks the entry frame before it), or
+             * no code object. */
+            if (++skipped > 3 * TRK_DEPTH_MAX)
+                break;
+            f = prev;
+            continue;
+        }
+        uintptr_t at = style == TRK_PYS_FRAMEOBJ ? (uintptr_t)(uint32_t)LOAD_I32(f, o.at)
+                                                 : (uintptr_t)LOAD_PTR(f, o.at);
+        const void *lt = LOAD_PTR(code, o.lt);
+        if (!(lv < lv_old && lv->frame == f && lv->at == at && lv->code == code &&
+              lv->linetable == lt)) {
+            uint64_t v = frame_value(t, b, code, frame_lasti(at, code, &trk_pylay));
+            if (!v)
+                break;
+            pyv[n] = v;
+            lv->frame = f;
+            lv->at = at;
+            lv->code = code;
+            lv->linetable = lt;
+            same = 0;
+        }
+        uint8_t entry = 1;
+        if (style == TRK_PYS_311)
+            entry = LOAD_U8(f, o.entry);
+        else if (style >= TRK_PYS_312)
+            entry = !prev || LOAD_U8(prev, o.owner) == o.cstack;
+        pyentry[n] = entry;
+        n++;
+        lv++;
+        f = prev;
+    }
+    b->last_same = same && b->levels + n == lv_old && n > 0;
+    b->last_n = n;
+    return n;
 }
 
 /* Why the per-level reuse: an allocation-heavy loop allocates again and
@@ -270,7 +326,6 @@ static inline int64_t frame_lasti(uintptr_t at, const PyObject *code, const stru
  * a changed caller shows as a changed frame or instruction at its level. */
 int trk_py_walk(struct trk_thread *t, struct trk_py_thread *b, int max)
 {
-    (void)t;
     b->last_same = 0;
     const void *ts = trk_pyapi.GILState_GetThisThreadState();
     const void *f = trk_py_top_frame(ts);
@@ -284,47 +339,16 @@ int trk_py_walk(struct trk_thread *t, struct trk_py_thread *b, int max)
         b->last_n = 0;
     }
     const struct trk_py_layout *L = &trk_pylay;
-    const void *code_type = trk_pyapi.Code_Type;
-    int n = 0, same = 1, last_n = b->last_n;
-    /* Bounded: a corrupt chain must not keep us here. */
-    for (int guard = 0; f && n < max && guard < 4 * TRK_DEPTH_MAX; guard++) {
-        const void *prev = LOAD_PTR(f, L->f_back);
-        if (L->f_owner >= 0 && L->owner_cstack >= 0 && LOAD_U8(f, L->f_owner) == L->owner_cstack) {
-            f = prev; /* a C-stack shim (3.12+): marks the entry frame before it */
-            continue;
-        }
-        const PyObject *code = LOAD_PTR(f, L->f_code);
-        if (!code || OB_TYPE(code) != code_type) {
-            f = prev;
-            continue;
-        }
-        uintptr_t at = frame_at(f, L);
-        const void *lt = LOAD_PTR(code, L->co_linetable);
-        struct trk_py_level *lv = &b->levels[n];
-        if (!(n < last_n && lv->frame == f && lv->at == at && lv->code == code &&
-              lv->linetable == lt)) {
-            uint64_t v = frame_value(t, b, code, frame_lasti(at, code, L));
-            if (!v)
-                break;
-            b->pyv[n] = v;
-            lv->frame = f;
-            lv->at = at;
-            lv->code = code;
-            lv->linetable = lt;
-            same = 0;
-        }
-        uint8_t entry = 1;
-        if (L->f_is_entry >= 0)
-            entry = LOAD_U8(f, L->f_is_entry);
-        else if (L->owner_cstack >= 0)
-            entry = !prev || LOAD_U8(prev, L->f_owner) == L->owner_cstack;
-        b->pyentry[n] = entry;
-        n++;
-        f = prev;
+    struct walk_offs o = {L->f_back,  L->f_code,     L->f_lasti,     L->co_linetable,
+                          L->f_owner, L->f_is_entry, L->owner_cstack};
+    switch (L->style) {
+    case TRK_PYS_FRAMEOBJ:
+        return walk_style(t, b, f, max, TRK_PYS_FRAMEOBJ, o);
+    case TRK_PYS_311:
+        return walk_style(t, b, f, max, TRK_PYS_311, o);
+    default:
+        return walk_style(t, b, f, max, TRK_PYS_312, o);
     }
-    b->last_n = n;
-    b->last_same = same && n == last_n && n > 0;
-    return n;
 }
 
 /* ---- Hybrid stacks ----------------------------------------------------------------- */
@@ -337,22 +361,31 @@ int trk_py_walk(struct trk_thread *t, struct trk_py_thread *b, int max)
  * .cold part we do not know) go at the outer end, in order. */
 static int merge(struct trk_thread *t, struct trk_py_thread *b, int nn, int np)
 {
-    uintptr_t lo = (uintptr_t)trk_pyapi.eval_lo, hi = (uintptr_t)trk_pyapi.eval_hi;
+    /* ip in (lo, hi]: one unsigned compare. */
+    const uintptr_t lo = (uintptr_t)trk_pyapi.eval_lo + 1;
+    const uintptr_t span = (uintptr_t)trk_pyapi.eval_hi - (uintptr_t)trk_pyapi.eval_lo;
+    const uintptr_t *ip = t->ips, *ip_end = t->ips + nn;
+    const uint64_t *pv = b->pyv, *pv_end = b->pyv + np;
+    const uint8_t *pe = b->pyentry;
     uintptr_t *out = b->merged;
-    int cap = (int)(sizeof(b->merged) / sizeof(b->merged[0]));
-    int k = 0, j = 0;
-    for (int i = 0; i < nn && k < cap; i++) {
-        uintptr_t ip = t->ips[i];
-        if (ip > lo && ip <= hi && j < np) {
+    /* Each native frame gives itself or at least one Python frame, so
+     * the output holds at most nn + np <= 2 * TRK_DEPTH_MAX: it never fills. */
+    _Static_assert(sizeof(b->merged) / sizeof(b->merged[0]) >= 2 * TRK_DEPTH_MAX, "merge fits");
+    for (; ip < ip_end; ip++) {
+        uintptr_t x = *ip;
+        if (TRK_UNLIKELY(x - lo < span) && pv < pv_end) {
+            uint8_t entry;
             do {
-                out[k++] = (uintptr_t)b->pyv[j];
-            } while (!b->pyentry[j++] && j < np && k < cap);
+                *out++ = (uintptr_t)*pv++;
+                entry = *pe++;
+            } while (!entry && pv < pv_end);
             continue;
         }
-        out[k++] = ip;
+        *out++ = x;
     }
-    while (j < np && k < cap)
-        out[k++] = (uintptr_t)b->pyv[j++];
+    while (pv < pv_end)
+        *out++ = (uintptr_t)*pv++;
+    int k = (int)(out - b->merged);
     return k > TRK_DEPTH_MAX ? TRK_DEPTH_MAX : k;
 }
 
@@ -367,12 +400,22 @@ static int merge(struct trk_thread *t, struct trk_py_thread *b, int nn, int np)
 
 static uint64_t memo_hash(const struct trk_thread *t, const struct trk_py_thread *b, int nn, int np)
 {
-    uint64_t a = MEMO_K2 ^ ((uint64_t)nn << 32 | (uint32_t)np);
-    for (int i = 0; i < nn; i++) {
-        a = (a + t->ips[i]) * MEMO_K1;
+    const uintptr_t *ips = t->ips;
+    uint64_t a = MEMO_K2 ^ ((uint64_t)nn << 32 | (uint32_t)np), c = MEMO_K1;
+    /* Two lanes: half the loop's own instructions on deep native stacks. */
+    int i = 0;
+    for (; i + 1 < nn; i += 2) {
+        a = (a + ips[i]) * MEMO_K1;
+        c = (c + ips[i + 1]) * MEMO_K2;
+        a = a << 31 | a >> 33;
+        c = c << 29 | c >> 35;
+    }
+    if (i < nn) {
+        a = (a + ips[i]) * MEMO_K1;
         a = a << 31 | a >> 33;
     }
-    for (int i = 0; i < np; i++) {
+    a ^= c * MEMO_K2;
+    for (i = 0; i < np; i++) {
         a = ((a + b->pyv[i]) * MEMO_K1) ^ b->pyentry[i];
         a = a << 31 | a >> 33;
     }
@@ -400,7 +443,7 @@ static uint32_t hybrid_id(struct trk_thread *t, struct trk_py_thread *b, int nn,
 
 /* The calling thread's block: behind Python's own TLS pointer, and
  * otherwise the one its capture state already holds (a recycled state's:
- * its old thread is gone), else a fresh mapping (~46 KiB). NULL when none
+ * its old thread is gone), else a fresh mapping (~91 KiB). NULL when none
  * can be had: the caller takes a plain native stack. */
 static __thread struct trk_py_thread *py_tl TRK_TLS;
 
