@@ -436,6 +436,15 @@ __attribute__((always_inline)) static inline int compact_body(struct table *t,
     size_t room = t->lim - t->n; /* inserts before the next rehash */
     unsigned shift = t->shift;
     int rc = 0;
+    /* The locals again after a call that may have moved the table. */
+#define RELOAD()                                                                                   \
+    do {                                                                                           \
+        v = t->v;                                                                                  \
+        end = v + t->cap;                                                                          \
+        room = t->lim - t->n;                                                                      \
+        shift = t->shift;                                                                          \
+        bound = cycle ? t->bound : 0;                                                              \
+    } while (0)
     while (p < lim) {
         unsigned info = ct_info[*p];
         const uint8_t *q = p + 1;
@@ -466,11 +475,7 @@ __attribute__((always_inline)) static inline int compact_body(struct table *t,
             rc = free_final(t, addr, seq);
             if (rc)
                 break;
-            v = t->v;
-            end = v + t->cap;
-            room = t->lim - t->n;
-            shift = t->shift;
-            bound = t->bound;
+            RELOAD();
             continue;
         }
         if (!e->addr) {
@@ -481,10 +486,7 @@ __attribute__((always_inline)) static inline int compact_body(struct table *t,
                     rc = table_put_slow(t, addr, seq, (info & CT_ALLOC) != 0, size);
                 if (rc)
                     break;
-                v = t->v;
-                end = v + t->cap;
-                room = t->lim - t->n;
-                shift = t->shift;
+                RELOAD();
                 continue;
             }
             room--;
@@ -500,6 +502,7 @@ __attribute__((always_inline)) static inline int compact_body(struct table *t,
     t->n = t->lim - room;
     *pp = p;
     return rc;
+#undef RELOAD
 }
 
 /* In a writer's cycle with a bound (struct table), or not (the read-back,
