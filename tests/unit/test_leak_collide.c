@@ -25,6 +25,7 @@
 #include "common/varint.h"
 #include "format/format.h"
 #include "format/record.h"
+#include "lset_file.h"
 
 /* leak_live.c's hash, for the smallest table (4096 slots): the test only
  * chooses its addresses with it (were the hash to change, the test would
@@ -65,34 +66,6 @@ static uint64_t pass_events(unsigned pass)
     return n;
 }
 
-struct file {
-    uint8_t *p;
-    size_t n, cap;
-};
-
-static void put(struct file *f, const void *p, size_t n)
-{
-    assert_true(f->n + n <= f->cap);
-    memcpy(f->p + f->n, p, n);
-    f->n += n;
-}
-
-static void chunk(struct file *f, unsigned type, uint32_t stream, const uint8_t *payload,
-                  uint32_t len, uint64_t arg)
-{
-    uint8_t h[TRK_CHUNK_HEAD] = {0};
-    memcpy(h, TRK_CHUNK_MAGIC, 4);
-    h[4] = (uint8_t)type;
-    h[5] = TRK_CODEC_STORED;
-    trk_put_le32(h + 8, stream);
-    trk_put_le32(h + 12, len);
-    trk_put_le32(h + 16, len);
-    trk_put_le64(h + 24, arg);
-    put(f, h, sizeof h);
-    if (len)
-        put(f, payload, len);
-}
-
 /* One stream: every address allocated (the colliding ones first, so their
  * run is the table's first), then every third freed and every ninth
  * allocated again, in pieces of `per` records. Short pieces lie within the
@@ -104,10 +77,6 @@ static void write_capture(struct file *f, unsigned per, int track)
     static uint8_t piece[1u << 20];
     struct trk_rec_state st = {0};
     uint64_t off = 0, seq = 1, ts = 0;
-    uint8_t head[16] = {0};
-    memcpy(head, TRK_FMT_MAGIC, TRK_FMT_MAGIC_LEN);
-    trk_put_le32(head + 12, 16);
-    put(f, head, sizeof head);
     memset(live, 0, sizeof live);
     uint8_t *p = piece;
     unsigned in_piece = 0;
@@ -133,7 +102,7 @@ static void write_capture(struct file *f, unsigned per, int track)
             uint32_t len = (uint32_t)(p - piece);
             if (track)
                 trk_ltrack_piece(1, off, piece, len);
-            chunk(f, TRK_CHUNK_DATA, 1, piece, len, off);
+            chunk(f, TRK_CHUNK_DATA, TRK_CODEC_STORED, 1, piece, len, len, off);
             off += len;
             p = piece;
             in_piece = 0;
@@ -141,7 +110,7 @@ static void write_capture(struct file *f, unsigned per, int track)
         if (track == 2)
             trk_ltrack_cycle(0);
         /* One stream: every event read so far is below the next seq. */
-        chunk(f, TRK_CHUNK_WATERMARK, 0, NULL, 0, seq);
+        chunk(f, TRK_CHUNK_WATERMARK, TRK_CODEC_STORED, 0, NULL, 0, 0, seq);
         if (track)
             trk_ltrack_watermark(seq);
     }
@@ -149,19 +118,12 @@ static void write_capture(struct file *f, unsigned per, int track)
 
 static void check(unsigned per, int track)
 {
-    struct file f = {.cap = 8u << 20};
-    f.p = malloc(f.cap);
-    assert_non_null(f.p);
+    struct file f = file_new(8u << 20);
     if (track)
         trk_ltrack_start();
     write_capture(&f, per, track);
-    int fd = memfd_create("capture", 0);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, f.p, track ? 0 : f.n), (ssize_t)(track ? 0 : f.n));
-    free(f.p);
     struct trk_lset s;
-    assert_int_equal(trk_lset_load(&s, fd), 0);
-    close(fd);
+    lset_take(&s, &f, track);
     size_t want = 0, coll = 0;
     for (unsigned k = 0; k < NADDR; k++) {
         want += live[k];
