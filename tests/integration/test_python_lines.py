@@ -18,6 +18,24 @@ from pyutil import SYS_PY, fixture, marker, need_python, py_at, pyrun, report  #
 
 FX = "line_cursor.py"
 N = 20
+FILL = 400  # statements per @filler line: the body's lines run well past the first
+
+
+def long_fixture(env):
+    """line_cursor.py with each @filler line expanded to FILL statements,
+    written where this test's files go: one long code object, without
+    committing hundreds of same-shape lines."""
+    out = []
+    with open(fixture(FX)) as f:
+        for line in f:
+            if line.startswith("    x = 0  # @filler"):
+                out += ["    x = %d\n" % i for i in range(FILL)]
+            else:
+                out.append(line)
+    path = os.path.join(env.tmpdir("fx"), FX)
+    with open(path, "w") as f:
+        f.writelines(out)
+    return path
 OBJ_MAX = 256  # a bytearray object's own block, with --python-allocators
 
 
@@ -42,13 +60,14 @@ def sites():
 
 def check_lines(env, flags, python=SYS_PY):
     need_python(python)
-    _, out, v = pyrun(env, ["--python", python] + flags + [fixture(FX), str(N)])
+    fx = long_fixture(env)
+    _, out, v = pyrun(env, ["--python", python] + flags + [fx, str(N)])
     eq(v.get("ran"), 1, "line_cursor.py ran")
     leaks = report(env, "leaks", ["-n", "0", out])
     objects = "--python-allocators" in flags
     what = "%s %s" % (os.path.basename(python), " ".join(flags) or "hybrid")
     for function, name, blocks, size in sites():
-        line = marker(FX, name)
+        line = marker(fx, name)
         got = sum(g["bytes"] for g in py_at(leaks, function, line))
         lo = blocks * (size + 1)
         hi = lo + (blocks * OBJ_MAX if objects else 0)
