@@ -150,6 +150,7 @@ struct trk_py_line_ent {
     const void *code;
     const void *linetable;
     uint64_t range[TRK_PY_RANGE_BYTES / 8];
+    uint64_t sum;        /* the table's bytes hashed: the key's last part */
     int32_t firstlineno; /* with the table's length, part of the key */
 };
 

@@ -41,6 +41,31 @@ _Static_assert(sizeof(struct py_range) == TRK_PY_RANGE_BYTES, "PyCodeAddressRang
 #define BYTES_SIZE(o) (*(const int64_t *)((const char *)(o) + 16))
 #define BYTES_DATA(o) ((const uint8_t *)(o) + 32)
 
+/* The table's bytes in two multiply lanes, 16 a step. Why hash at every
+ * lookup: a code object and its table freed and the next ones allocated at
+ * the same addresses (a function compiled again in a loop) have the same
+ * extent and first line as often as not, and a cursor kept from the old
+ * table steps on in the new one from the old one's line: every line after
+ * a difference before it comes out shifted (tests/integration/
+ * test_python_lines.py, test_code_reused). Only a lookup the frame cache
+ * missed comes here, and the hash costs a fraction of the scan from the
+ * start it replaces. */
+static uint64_t table_sum(const uint8_t *p, size_t n)
+{
+    uint64_t a = 0x9E3779B97F4A7C15ull ^ n, c = 0xC2B2AE3D27D4EB4Full;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        uint64_t x, y;
+        memcpy(&x, p + i, 8);
+        memcpy(&y, p + i + 8, 8);
+        a = (a ^ x) * 0xFF51AFD7ED558CCDull;
+        c = (c ^ y) * 0xC4CEB9FE1A85EC53ull;
+    }
+    for (; i < n; i++)
+        a = (a ^ p[i]) * 0xFF51AFD7ED558CCDull;
+    return a ^ (c >> 29) ^ (c * 0x9E3779B97F4A7C15ull);
+}
+
 int trk_py_line(struct trk_py_thread *b, const PyObject *code, int lasti)
 {
     const void *lt = LOAD_PTR(code, trk_pylay.co_linetable);
@@ -52,12 +77,13 @@ int trk_py_line(struct trk_py_thread *b, const PyObject *code, int lasti)
     struct py_range *r = (struct py_range *)(void *)e->range;
     const uint8_t *start = BYTES_DATA(lt), *limit = start + BYTES_SIZE(lt);
     int32_t first = LOAD_I32(code, trk_pylay.co_firstlineno);
-    /* Keyed by the objects' addresses and the table's extent and first
+    uint64_t sum = table_sum(start, (size_t)(limit - start));
+    /* Keyed by the objects' addresses, the table's extent, bytes and first
      * line: a code object and table freed and others allocated at the same
-     * addresses would have to match all of them, and even then the cursor
+     * addresses (table_sum) must not find the old cursor, and the cursor
      * only ever reads inside the table it was set on. */
     if (e->code != code || e->linetable != lt || r->opaque.limit != limit ||
-        e->firstlineno != first) {
+        e->firstlineno != first || e->sum != sum) {
         r->opaque.lo_next = start;
         r->opaque.limit = limit;
         r->ar_start = -1;
@@ -67,6 +93,7 @@ int trk_py_line(struct trk_py_thread *b, const PyObject *code, int lasti)
         e->code = code;
         e->linetable = lt;
         e->firstlineno = first;
+        e->sum = sum;
     }
     int line = step(lasti, r);
     if (line < 0 && (r->ar_end <= lasti || r->ar_start > lasti)) {

@@ -96,6 +96,34 @@ def test_path_python(env):
     check_lines(env, [], os.path.realpath(py) if "shims" not in py else py)
 
 
+def check_reused(env, python):
+    """A code object freed and another allocated at its address, with a line
+    table of the same address, length and first line but other lines
+    (python/line_reuse.py): each allocation at its own line, none at the
+    line the old table had there."""
+    need_python(python)
+    rounds = 40
+    _, out, v = pyrun(env, ["--python", python, fixture("line_reuse.py"), str(rounds)])
+    eq(v.get("ran"), 1, "line_reuse.py ran")
+    leaks = report(env, "leaks", ["-n", "0", out])
+    what = os.path.basename(python)
+    for line, want in ((3, rounds // 2 * 100001), (4, 0), (5, rounds // 2 * 200001)):
+        got = sum(g["bytes"] for g in py_at(leaks, "f", line))
+        eq(got, want, "%s: bytes leaked at f line %d of the recompiled function" % (what, line))
+
+
+def test_code_reused(env):
+    check_reused(env, SYS_PY)
+
+
+def test_code_reused_path_python(env):
+    import shutil
+    py = shutil.which("python3")
+    if not py:
+        raise Skip("no python3 on PATH")
+    check_reused(env, os.path.realpath(py) if "shims" not in py else py)
+
+
 def test_pyenv_versions(env):
     """Every CPython 3.10-3.13 of pyenv found here: the cursor steps with
     each version's own _PyCode_CheckLineNumber (3.8-3.9 keep PyCode_Addr2Line)."""
