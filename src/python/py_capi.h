@@ -151,6 +151,7 @@ struct trk_py_line_ent {
     const void *linetable;
     uint64_t range[TRK_PY_RANGE_BYTES / 8];
     uint64_t sum;        /* the table's bytes hashed: the key's last part */
+    uint64_t gen;        /* code objects freed when sum was last checked (py_lines.c) */
     int32_t firstlineno; /* with the table's length, part of the key */
 };
 
@@ -194,6 +195,8 @@ void trk_py_codes_reset(void) TRK_HIDDEN;
 /* py_lines.c: PyCode_Addr2Line(code, lasti) for lasti >= 0, through the
  * thread's cursor for that code object. */
 int trk_py_line(struct trk_py_thread *b, const PyObject *code, int lasti) TRK_HIDDEN;
+/* py_lines.c: counts code objects freed (wraps PyCode_Type's tp_dealloc). */
+void trk_py_lines_install(void) TRK_HIDDEN;
 
 /* py_alloc.c */
 void trk_py_alloc_install(void) TRK_HIDDEN;

@@ -15,7 +15,7 @@
  * forward or back from where it was; keeping the range of the last lookup
  * per code object makes the next lookup a few steps.
  */
-#include <string.h>
+#include <stdatomic.h>
 
 #include "python/py_capi.h"
 
@@ -41,23 +41,52 @@ _Static_assert(sizeof(struct py_range) == TRK_PY_RANGE_BYTES, "PyCodeAddressRang
 #define BYTES_SIZE(o) (*(const int64_t *)((const char *)(o) + 16))
 #define BYTES_DATA(o) ((const uint8_t *)(o) + 32)
 
-/* The table's bytes in two multiply lanes, 16 a step. Why hash at every
- * lookup: a code object and its table freed and the next ones allocated at
- * the same addresses (a function compiled again in a loop) have the same
- * extent and first line as often as not, and a cursor kept from the old
- * table steps on in the new one from the old one's line: every line after
- * a difference before it comes out shifted (tests/integration/
- * test_python_lines.py, test_code_reused). Only a lookup the frame cache
- * missed comes here, and the hash costs a fraction of the scan from the
- * start it replaces. */
+/* Why the cursor needs more than addresses for a key: a code object and
+ * its table freed and the next ones allocated at the same addresses (a
+ * function compiled again in a loop) have the same extent and first line
+ * as often as not, and a cursor kept from the old table steps on in the
+ * new one from the old one's line: every line after a difference before it
+ * comes out shifted (tests/integration/test_python_lines.py,
+ * test_code_reused). So an entry also holds its table's bytes hashed, and
+ * the count of code objects freed when it was last checked: while no code
+ * object was freed, none can have taken its address, and the lookup stays
+ * a few steps; after one was, the table is hashed again (its length in
+ * loads, once per entry and free, where the scan from the start it
+ * replaces decoded the table at every lookup). */
+static void (*code_dealloc)(PyObject *);
+static _Atomic uint64_t code_frees = 1;
+
+static void code_dealloc_counted(PyObject *o)
+{
+    atomic_fetch_add_explicit(&code_frees, 1, memory_order_relaxed);
+    code_dealloc(o);
+}
+
+/* PyTypeObject: tp_dealloc after the var head, tp_name, tp_basicsize and
+ * tp_itemsize (3.8-3.13). */
+#define TP_DEALLOC 48
+
+void trk_py_lines_install(void)
+{
+    PyObject *ty = trk_pyapi.Code_Type;
+    if (!ty || code_dealloc)
+        return;
+    void (**slot)(PyObject *) = (void (**)(PyObject *))(void *)((char *)ty + TP_DEALLOC);
+    if (!*slot || *slot == code_dealloc_counted)
+        return;
+    code_dealloc = *slot;
+    *slot = code_dealloc_counted; /* one aligned store: either is a valid dealloc */
+}
+
+/* The table's bytes in two multiply lanes, 16 a step. */
 static uint64_t table_sum(const uint8_t *p, size_t n)
 {
     uint64_t a = 0x9E3779B97F4A7C15ull ^ n, c = 0xC2B2AE3D27D4EB4Full;
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
         uint64_t x, y;
-        memcpy(&x, p + i, 8);
-        memcpy(&y, p + i + 8, 8);
+        __builtin_memcpy(&x, p + i, 8); /* -fno-builtin: a call otherwise */
+        __builtin_memcpy(&y, p + i + 8, 8);
         a = (a ^ x) * 0xFF51AFD7ED558CCDull;
         c = (c ^ y) * 0xC4CEB9FE1A85EC53ull;
     }
@@ -77,13 +106,23 @@ int trk_py_line(struct trk_py_thread *b, const PyObject *code, int lasti)
     struct py_range *r = (struct py_range *)(void *)e->range;
     const uint8_t *start = BYTES_DATA(lt), *limit = start + BYTES_SIZE(lt);
     int32_t first = LOAD_I32(code, trk_pylay.co_firstlineno);
-    uint64_t sum = table_sum(start, (size_t)(limit - start));
+    /* 0 without the counting dealloc: every lookup checks the bytes. */
+    uint64_t gen = code_dealloc ? atomic_load_explicit(&code_frees, memory_order_relaxed) : 0;
     /* Keyed by the objects' addresses, the table's extent, bytes and first
-     * line: a code object and table freed and others allocated at the same
-     * addresses (table_sum) must not find the old cursor, and the cursor
-     * only ever reads inside the table it was set on. */
-    if (e->code != code || e->linetable != lt || r->opaque.limit != limit ||
-        e->firstlineno != first || e->sum != sum) {
+     * line (see code_frees), and the cursor only ever reads inside the
+     * table it was set on. */
+    int same = e->code == code && e->linetable == lt && r->opaque.limit == limit &&
+               e->firstlineno == first;
+    if (same && (e->gen != gen || !gen)) {
+        uint64_t sum = table_sum(start, (size_t)(limit - start));
+        same = e->sum == sum;
+        e->sum = sum;
+        e->gen = gen;
+    } else if (!same) {
+        e->sum = table_sum(start, (size_t)(limit - start));
+        e->gen = gen;
+    }
+    if (!same) {
         r->opaque.lo_next = start;
         r->opaque.limit = limit;
         r->ar_start = -1;
@@ -93,7 +132,6 @@ int trk_py_line(struct trk_py_thread *b, const PyObject *code, int lasti)
         e->code = code;
         e->linetable = lt;
         e->firstlineno = first;
-        e->sum = sum;
     }
     int line = step(lasti, r);
     if (line < 0 && (r->ar_end <= lasti || r->ar_start > lasti)) {

@@ -746,6 +746,7 @@ void trk_py_init(void)
     }
     installed = 1;
     trk_py_codes_reset();
+    trk_py_lines_install();
     if (trk_py_cfg.allocators) {
         trk_py_alloc_install();
         allocators_on = 1;
