@@ -26,6 +26,7 @@
 #include "common/varint.h"
 #include "format/format.h"
 #include "format/record.h"
+#include "rec_reject.h"
 
 /* Big enough for every encoder's worst case, with slack for the tests that
  * append hand-made bytes. */
@@ -41,17 +42,6 @@ static void decode_exact(const uint8_t *buf, size_t len, struct trk_rec_state *s
     const uint8_t *p = buf;
     assert_int_equal(trk_rec_decode(&p, buf + len, st, r), 0);
     assert_ptr_equal(p, buf + len);
-}
-
-/* A failing decode must return -1 and leave *pp and the state as they were. */
-static void expect_reject(const uint8_t *buf, size_t len, const struct trk_rec_state *st0)
-{
-    struct trk_rec_state st = *st0;
-    struct trk_rec r;
-    const uint8_t *p = buf;
-    assert_int_equal(trk_rec_decode(&p, buf + len, &st, &r), -1);
-    assert_ptr_equal(p, buf);
-    assert_memory_equal(&st, st0, sizeof st);
 }
 
 /* ---- CRC-32C and varints --------------------------------------------- */

@@ -22,22 +22,13 @@
 #include "common/varint.h"
 #include "format/format.h"
 #include "format/record.h"
+#include "rec_reject.h"
 
 #define PY(code, line) (TRK_PYFRAME_BIT | (uint64_t)(code) << TRK_PYFRAME_LINE_BITS | (line))
 
 struct node {
     uint64_t id, parent, ip;
 };
-
-static void expect_reject(const uint8_t *buf, size_t len, const struct trk_rec_state *st0)
-{
-    struct trk_rec_state st = *st0;
-    struct trk_rec r;
-    const uint8_t *p = buf;
-    assert_int_equal(trk_rec_decode(&p, buf + len, &st, &r), -1);
-    assert_ptr_equal(p, buf);
-    assert_memory_equal(&st, st0, sizeof st);
-}
 
 /* Decodes [buf, buf+len) as n STACK definitions equal to want[]. */
 static void decode_all(const uint8_t *buf, size_t len, const struct node *want, size_t n,
