@@ -87,13 +87,17 @@ def test_hybrid_allocators(env):
     check_lines(env, ["--python-allocators"])
 
 
-def test_path_python(env):
+def path_python():
     """The python3 on PATH (pyenv's shim on the dev machine)."""
     import shutil
     py = shutil.which("python3")
     if not py:
         raise Skip("no python3 on PATH")
-    check_lines(env, [], os.path.realpath(py) if "shims" not in py else py)
+    return os.path.realpath(py) if "shims" not in py else py
+
+
+def test_path_python(env):
+    check_lines(env, [], path_python())
 
 
 def check_reused(env, python):
@@ -117,11 +121,7 @@ def test_code_reused(env):
 
 
 def test_code_reused_path_python(env):
-    import shutil
-    py = shutil.which("python3")
-    if not py:
-        raise Skip("no python3 on PATH")
-    check_reused(env, os.path.realpath(py) if "shims" not in py else py)
+    check_reused(env, path_python())
 
 
 def test_pyenv_versions(env):
