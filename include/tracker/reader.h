@@ -354,9 +354,12 @@ static inline uint32_t trk_ip_pyline(uint64_t ip)
  * trk_reader_close. */
 const struct trk_pycode *trk_reader_pycode(const struct trk_reader *r, uint64_t id);
 
-/* Every module of every snapshot decoded so far, in file order. Returns the
- * count and sets *mods (NULL when 0); valid until the next trk_reader_next or
- * trk_reader_close. */
+/* Every loaded object of every snapshot decoded so far, in file order of
+ * first sight: a MODULE record equal in base, path and build-id to one of
+ * the last 64 entries only raises that entry's generation (snapshots repeat
+ * most objects), and past 2^16 entries new ones are counted in bad_modules.
+ * Returns the count and sets *mods (NULL when 0); valid until the next
+ * trk_reader_next or trk_reader_close. */
 size_t trk_reader_modules(const struct trk_reader *r, const struct trk_module **mods);
 
 /* Integrity status so far; never NULL, valid until trk_reader_close. */

@@ -94,7 +94,7 @@ static int get_head(const uint8_t **pp, const uint8_t *end, struct trk_rec_state
     int64_t tsd;
     GETV(seqd);
     GETZ(tsd);
-    if (seqd == 0)
+    if (trk_seq_step_bad(s->seq, seqd))
         return -1; /* seq strictly increases within a stream */
     s->seq += seqd;
     s->ts += (uint64_t)tsd;
@@ -166,7 +166,7 @@ int trk_rec_decode(const uint8_t **pp, const uint8_t *end, struct trk_rec_state 
             return -1;
         if (r->rclass == TRK_RC_REALLOC) {
             GETV(v);
-            if (v == 0)
+            if (trk_seq_step_bad(s.seq, v))
                 return -1;
             s.seq += v;
             r->seq2 = s.seq;
@@ -369,7 +369,7 @@ int trk_rec_decode(const uint8_t **pp, const uint8_t *end, struct trk_rec_state 
             return -1;
         GETV(r->size);
         GETV(v);
-        if (v == 0)
+        if (trk_seq_step_bad(s.seq, v))
             return -1;
         s.seq += v;
         r->seq2 = s.seq;

@@ -39,6 +39,14 @@ struct trk_rec_state {
     uint64_t pline;
 };
 
+/* Is d a malformed seq step from seq? seq strictly increases within a
+ * stream (docs/FORMAT.md §4): a step of 0, or one that passes 2^64 - 1 and
+ * wraps (to 0, a seq no event has), is corruption. */
+static inline int trk_seq_step_bad(uint64_t seq, uint64_t d)
+{
+    return d == 0 || d > UINT64_MAX - seq;
+}
+
 /* ---- Encoders ------------------------------------------------------------ */
 
 /* A stream's timestamps never decrease (docs/FORMAT.md §4.2): a clock that
@@ -537,7 +545,9 @@ static inline unsigned trk_dec_compact(const uint8_t **pp, const uint8_t *end, u
     const uint8_t *p = *pp;
     int alloc = (tag & TRK_REC_COMPACT_ALLOC) != 0;
     uint64_t sd = (tag >> 2) & 3, tq = tag & 3, a;
-    if (sd == 0 && (trk_get_varint(&p, end, &sd) || sd == 0))
+    if (sd == 0 && trk_get_varint(&p, end, &sd))
+        return 0;
+    if (trk_seq_step_bad(st->seq, sd))
         return 0;
     if (tq == 3 && trk_get_varint(&p, end, &tq))
         return 0;

@@ -532,8 +532,8 @@ static inline int decode_heap_fast(struct trk_reader *r, struct trk_stream *s, c
         kind > TRK_ALLOC_KIND_MAX)
         return 1;
     uint64_t seqd, tsd, addrd;
-    if (trk_get_varint(&p, end, &seqd) || seqd == 0 || trk_get_varint(&p, end, &tsd) ||
-        trk_get_varint(&p, end, &addrd))
+    if (trk_get_varint(&p, end, &seqd) || trk_seq_step_bad(s->st.seq, seqd) ||
+        trk_get_varint(&p, end, &tsd) || trk_get_varint(&p, end, &addrd))
         return 1;
     if (cls == TRK_REC_ALLOC_BASE &&
         (trk_get_varint(&p, end, &size) || trk_get_varint(&p, end, &stack)))

@@ -320,6 +320,26 @@ static void expect_gpu(struct expect *x, const struct trk_rec *r, const struct s
 #endif
 
 /* The event mapping reader.h documents, written from its text. */
+/* The reader keeps one entry per loaded object (trk_reader_modules): a
+ * MODULE record equal in base, path and build-id to one of the last 64 kept
+ * only raises that one's generation. The cap on their number
+ * (TRK_MODULES_MAX, 2^16) cannot be reached by a fuzz input. */
+static bool module_repeat(struct expect *x, const struct trk_rec *r)
+{
+    for (size_t i = x->nmods; i-- > 0 && i + 64 >= x->nmods;) {
+        struct trk_rec *w = &x->mods[i];
+        size_t plen = strnlen((const char *)w->str, w->str_len); /* the reader's C string */
+        if (w->base == r->base && w->buildid_len == r->buildid_len && plen == r->str_len &&
+            memcmp(w->str, r->str, r->str_len) == 0 &&
+            (r->buildid_len == 0 || memcmp(w->buildid, r->buildid, r->buildid_len) == 0)) {
+            if (r->generation > w->generation)
+                w->generation = r->generation;
+            return true;
+        }
+    }
+    return false;
+}
+
 static void expect_record(struct expect *x, const struct trk_rec *r, struct stream_ctx *c)
 {
     struct trk_event *e, *o;
@@ -441,6 +461,8 @@ static void expect_record(struct expect *x, const struct trk_rec *r, struct stre
         e->u.py_mark.what = r->what;
         break;
     case TRK_RC_MODULE:
+        if (module_repeat(x, r))
+            break;
         x->mods = grow(x->mods, &x->mods_cap, x->nmods + 1, sizeof(*x->mods));
         x->mods[x->nmods++] = *r;
         break;
