@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT
  *
- * leak_live.c - the heap blocks live at exit, rebuilt from the capture this
- * process has written (read back through its descriptor), so that the hot
- * path keeps no table for the leak scan (leakscan.h). Reads the file's
+ * leak_live.c - the heap blocks live at exit (leakscan.h), from the bytes
+ * of the capture this process writes: the writer thread hands each piece
+ * over as it writes it (trk_ltrack_*, kept per flush cycle), and where that
+ * set was lost the file is read back through its descriptor. Decodes the
  * chunks the way docs/FORMAT.md §2 and §4 define them and keeps, for each
  * address, its event with the highest seq: that is order-independent, so
- * streams are read in file order without merging them. Must not: allocate
- * (raw mmap only) or trust the file beyond what it needs.
+ * streams are read in file order without merging them. The hooks keep no
+ * table for the scan. Must not: allocate (raw mmap only) or trust the file
+ * beyond what it needs.
  */
 #include <fcntl.h>
 #include <lz4.h>
@@ -594,11 +596,12 @@ static int fast_heap(struct table *t, struct trk_rec_state *st, const uint8_t **
      * took ~8 instructions a byte through the exact decoder. */
     int word = end - p >= SLACK;
     uint64_t seqd, seq2d = 0, size = 0, stack, tsz, az, nz = 0;
-    if (get_v(&p, end, word, &seqd) || seqd == 0 || get_v(&p, end, word, &tsz) ||
-        get_v(&p, end, word, &az))
+    if (get_v(&p, end, word, &seqd) || trk_seq_step_bad(st->seq, seqd) ||
+        get_v(&p, end, word, &tsz) || get_v(&p, end, word, &az))
         return 1;
     if (cls == TRK_REC_REALLOC_BASE &&
-        (get_v(&p, end, word, &seq2d) || seq2d == 0 || get_v(&p, end, word, &nz)))
+        (get_v(&p, end, word, &seq2d) || trk_seq_step_bad(st->seq + seqd, seq2d) ||
+         get_v(&p, end, word, &nz)))
         return 1;
     if (cls != TRK_REC_FREE_BASE && (get_v(&p, end, word, &size) || get_v(&p, end, word, &stack)))
         return 1;
@@ -685,75 +688,6 @@ static int read_chunks(int fd, struct table *t, struct streams *ss, struct bufs 
     return 0;
 }
 
-static void sift(struct trk_lblock *v, size_t i, size_t n)
-{
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n)
-            return;
-        if (c + 1 < n && v[c + 1].addr > v[c].addr)
-            c++;
-        if (v[i].addr >= v[c].addr)
-            return;
-        struct trk_lblock x = v[i];
-        v[i] = v[c];
-        v[c] = x;
-        i = c;
-    }
-}
-
-/* Few blocks (a short program's): heapsort, in place; the radix sort's
- * tables would cost more than the sort. */
-static void heap_sort(struct trk_lblock *v, size_t n)
-{
-    for (size_t i = n / 2; i-- > 0;)
-        sift(v, i, n);
-    for (size_t end = n; end > 1; end--) {
-        struct trk_lblock x = v[0];
-        v[0] = v[end - 1];
-        v[end - 1] = x;
-        sift(v, 0, end - 1);
-    }
-}
-
-/* LSD radix sort by address, 16 bits a pass over the 64. */
-static int sort_blocks(struct trk_lblock *v, size_t n)
-{
-    if (n < (1u << 16)) {
-        heap_sort(v, n);
-        return 0;
-    }
-    size_t len = n * sizeof(*v), clen = 65536 * sizeof(size_t);
-    struct trk_lblock *tmp = trk_lmem(len);
-    size_t *count = trk_lmem(clen);
-    if (!tmp || !count) {
-        trk_lmem_free(tmp, len);
-        trk_lmem_free(count, clen);
-        return -1;
-    }
-    struct trk_lblock *src = v, *dst = tmp;
-    for (unsigned shift = 0; shift < 64; shift += 16) {
-        memset(count, 0, clen);
-        for (size_t i = 0; i < n; i++)
-            count[(src[i].addr >> shift) & 0xFFFF]++;
-        size_t sum = 0;
-        for (size_t d = 0; d < 65536; d++) {
-            size_t c = count[d];
-            count[d] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++)
-            dst[count[(src[i].addr >> shift) & 0xFFFF]++] = src[i];
-        struct trk_lblock *x = src;
-        src = dst;
-        dst = x;
-    }
-    /* four passes: the result is back in v */
-    trk_lmem_free(tmp, len);
-    trk_lmem_free(count, clen);
-    return 0;
-}
-
 static int collect(struct trk_lset *s, const struct table *t)
 {
     size_t n = 0;
@@ -771,7 +705,7 @@ static int collect(struct trk_lset *s, const struct table *t)
         if (e->addr && (e->seqlive & LIVE_BIT))
             s->v[s->n++] = (struct trk_lblock){.addr = e->addr, .size = e->size};
     }
-    if (sort_blocks(s->v, s->n))
+    if (trk_lblocks_sort(s->v, s->n))
         return -1;
     s->lo = s->n ? s->v[0].addr : 1;
     s->hi = 0;

@@ -91,6 +91,8 @@ void trk_lmem_free(void *p, size_t len) TRK_HIDDEN;
  * sorted by address. Returns 0 or -1 (then the scan is not done). */
 int trk_lset_load(struct trk_lset *s, int fd) TRK_HIDDEN;
 void trk_lset_free(struct trk_lset *s) TRK_HIDDEN;
+/* leak_sort.c: v sorted by address; -1 without memory for it. */
+int trk_lblocks_sort(struct trk_lblock *v, size_t n) TRK_HIDDEN;
 
 /* leak_mark.c */
 void trk_lmark_range(struct trk_lset *s, uint64_t lo, uint64_t hi) TRK_HIDDEN;
