@@ -365,9 +365,11 @@ static void flush_cycle(int final, int compress)
      * the floors (so it serves the proof above): its piece is the cycle's
      * last for the live set (trk_ltrack_last), and threads after it in the
      * list, whose every event below W was written already, wait for the
-     * next cycle. A final cycle writes everything (W is then UINT64_MAX). */
+     * next cycle. Only the writer thread's own cycles (compress) do this:
+     * a final one must write everything (W is then UINT64_MAX), and the
+     * flushes before an exec or the exit scan write what they can. */
     struct trk_thread *last = NULL;
-    for (struct trk_thread *t = trk_thread_list(); t && !final; t = t->next) {
+    for (struct trk_thread *t = trk_thread_list(); t && !final && compress; t = t->next) {
         int st = atomic_load_explicit(&t->state, memory_order_acquire);
         if ((st == TRK_TS_ACTIVE || st == TRK_TS_EXITING) &&
             atomic_load_explicit(&t->committed, memory_order_acquire) >
