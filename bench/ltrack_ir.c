@@ -7,7 +7,8 @@
  * every event or so, where a real run has one every ~20,000. Each DATA
  * chunk goes in as the writer handed it over, the cycles end at the
  * capture's watermarks, and each begins with the watermark that ends it
- * (what flush_cycle computes up front). Not installed, not a test.
+ * (what flush_cycle computes up front); its last DATA chunk is handed over
+ * as the cycle's last (trk_ltrack_last), as flush_cycle does. Not installed, not a test.
  *
  * Usage: ltrack_ir CAPTURE [cycles|plain]
  *   CAPTURE written with TRACKER_COMPRESS=0 (stored chunks only);
@@ -27,6 +28,19 @@
 #include "capture/own_mem.h"
 #include "common/varint.h"
 #include "format/format.h"
+
+/* Whether the DATA chunk at off is the last before the next watermark (the
+ * writer hands that one over as its cycle's last: trk_ltrack_last). */
+static int last_in_cycle(const uint8_t *d, size_t n, size_t off)
+{
+    off += TRK_CHUNK_HEAD + trk_get_le32(d + off + 12);
+    while (off + TRK_CHUNK_HEAD <= n && d[off + 4] != TRK_CHUNK_WATERMARK) {
+        if (d[off + 4] == TRK_CHUNK_DATA)
+            return 0;
+        off += TRK_CHUNK_HEAD + trk_get_le32(d + off + 12);
+    }
+    return 1;
+}
 
 static uint64_t next_watermark(const uint8_t *d, size_t n, size_t off)
 {
@@ -71,6 +85,8 @@ int main(int argc, char **argv)
                 fprintf(stderr, "ltrack_ir: a compressed chunk: capture with TRACKER_COMPRESS=0\n");
                 return 1;
             }
+            if (cycles && last_in_cycle(d, n, off))
+                trk_ltrack_last();
             trk_ltrack_piece(trk_get_le32(d + off + 8), arg, d + off + TRK_CHUNK_HEAD, stored);
             chunks++;
         }

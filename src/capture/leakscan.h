@@ -46,6 +46,9 @@ void trk_ltrack_watermark(uint64_t w) TRK_HIDDEN;
  * known up front: every event below it is in a piece of this cycle or an
  * earlier one) or ends (0). Pieces outside a cycle are handed over with 0. */
 void trk_ltrack_cycle(uint64_t bound) TRK_HIDDEN;
+/* The next piece is the cycle's last: no piece of this cycle follows it
+ * (its FREEs below the bound are then final at once, without a log). */
+void trk_ltrack_last(void) TRK_HIDDEN;
 void trk_ltrack_fork_child(void) TRK_HIDDEN;
 
 /* ---- Internal to leak_*.c ---------------------------------------------- */

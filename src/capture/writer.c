@@ -361,14 +361,34 @@ static void flush_cycle(int final, int compress)
         if (nf < w)
             w = nf;
     }
+    /* The last thread with bytes to write, its committed offset read after
+     * the floors (so it serves the proof above): its piece is the cycle's
+     * last for the live set (trk_ltrack_last), and threads after it in the
+     * list, whose every event below W was written already, wait for the
+     * next cycle. Only the writer thread's own cycles (compress) do this:
+     * a final one must write everything (W is then UINT64_MAX), and the
+     * flushes before an exec or the exit scan write what they can. */
+    struct trk_thread *last = NULL;
+    for (struct trk_thread *t = trk_thread_list(); t && !final && compress; t = t->next) {
+        int st = atomic_load_explicit(&t->state, memory_order_acquire);
+        if ((st == TRK_TS_ACTIVE || st == TRK_TS_EXITING) &&
+            atomic_load_explicit(&t->committed, memory_order_acquire) >
+                atomic_load_explicit(&t->consumed, memory_order_relaxed))
+            last = t;
+    }
     trk_ltrack_cycle(w);
+    int past_last = 0;
     for (struct trk_thread *t = trk_thread_list(); t; t = t->next) {
         int st = atomic_load_explicit(&t->state, memory_order_acquire);
         if (st != TRK_TS_ACTIVE && st != TRK_TS_EXITING)
             continue;
         uint64_t c = atomic_load_explicit(&t->committed, memory_order_acquire);
         uint64_t done = atomic_load_explicit(&t->consumed, memory_order_relaxed);
-        if (c > done) {
+        if (c > done && !past_last) {
+            if (t == last) {
+                trk_ltrack_last();
+                past_last = 1;
+            }
             if (write_stream(t, done, c, compress)) {
                 trk_ltrack_cycle(0);
                 return;
