@@ -43,6 +43,7 @@
 #include "capture/fds.h"
 #include "capture/layers.h"
 #include "capture/leakscan.h"
+#include "capture/lz_link.h"
 #include "capture/modules.h"
 #include "capture/output.h"
 #include "capture/own_mem.h"
@@ -240,7 +241,7 @@ static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to, int co
     /* The live set and the codecs read one contiguous piece: the ring's
      * own bytes unless the piece wraps (then a copy, made once). */
     const uint8_t *src = t->ring + off;
-    if (first < len && (leak_scan || (len >= LZ_MIN_LEN && trk_cfg.compress))) {
+    if (first < len && (leak_scan || trk_cfg.compress)) {
         memcpy(raw_buf, t->ring + off, first);
         memcpy(raw_buf + first, t->ring, len - first);
         src = raw_buf;
@@ -250,9 +251,20 @@ static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to, int co
     struct codec_slot *cs =
         &codec_slots[t->stream % (sizeof(codec_slots) / sizeof(codec_slots[0]))];
     uint8_t *skip = &cs->lz_skip;
+    /* A short piece is worth a linked LZ4 try (lz_link.c): against the
+     * stream's history it shrinks as a long one does. */
+    int n_link = -1;
+    if (!*skip && len < LZ_MIN_LEN && trk_cfg.compress)
+        n_link = trk_lzlink_compress(t->stream, from, src, (uint32_t)len, lz_buf, lz_cap, 1);
+    if (n_link > 0 && (uint64_t)n_link < len)
+        return write_chunk(TRK_CHUNK_DATA, t->stream, lz_buf, (uint32_t)n_link, (uint32_t)len,
+                           TRK_CODEC_LZ4_LINK, from);
     if (*skip || len < LZ_MIN_LEN || !trk_cfg.compress) {
         /* Stored straight from the ring: the bytes stay put until consumed
-         * moves past them, which happens only after this write. */
+         * moves past them, which happens only after this write. Not tried
+         * on the linked encoder: its history stops here. */
+        if (n_link < 0)
+            trk_lzlink_drop(t->stream);
         *skip -= *skip != 0 && len >= LZ_MIN_LEN;
         return write_chunk2(TRK_CHUNK_DATA, t->stream, t->ring + off, (uint32_t)first, t->ring,
                             (uint32_t)(len - first), (uint32_t)len, TRK_CODEC_STORED, from);
@@ -265,10 +277,20 @@ static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to, int co
     uint8_t *run = &cs->huf_run;
     int huf_ok = compress && len >= HUF_MIN_LEN;
     uint64_t lz = len;
+    unsigned lz_codec = TRK_CODEC_LZ4_LINK;
     if (!*run || !huf_ok) {
-        int n = LZ4_compress_fast_extState(lz_state, (const char *)src, (char *)lz_buf, (int)len,
+        /* Linked first (codec 3): a piece of a loop repeats its
+         * predecessor. */
+        int n = trk_lzlink_compress(t->stream, from, src, (uint32_t)len, lz_buf, lz_cap,
+                                    trk_cfg.lz4_accel);
+        if (n < 0) {
+            lz_codec = TRK_CODEC_LZ4;
+            n = LZ4_compress_fast_extState(lz_state, (const char *)src, (char *)lz_buf, (int)len,
                                            lz_cap, trk_cfg.lz4_accel);
+        }
         lz = n > 0 && (uint64_t)n <= len - len / LZ_MIN_GAIN ? (uint64_t)n : len;
+    } else {
+        trk_lzlink_drop(t->stream);
     }
     size_t h =
         huf_ok && lz > len / 2 ? trk_huf_encode_reuse(&cs->huf, src, len, huf_buf, lz - 1) : 0;
@@ -280,8 +302,8 @@ static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to, int co
     if (huf_ok)
         *run = 0;
     if (lz < len)
-        return write_chunk(TRK_CHUNK_DATA, t->stream, lz_buf, (uint32_t)lz, (uint32_t)len,
-                           TRK_CODEC_LZ4, from);
+        return write_chunk(TRK_CHUNK_DATA, t->stream, lz_buf, (uint32_t)lz, (uint32_t)len, lz_codec,
+                           from);
     /* Only a piece both codecs were tried on says the stream does not
      * compress: a short one failing LZ4 alone (a program's start-up, before
      * its loops) says little, and cost little. */
@@ -679,6 +701,7 @@ void trk_writer_fork_child(void)
     atomic_store(&ended, 0);
     chunks_written = 0;
     last_wm = 0;
+    trk_lzlink_fork_child(); /* stream ids restart at 0 */
     trk_lroots_fork_child(); /* the inherited blocks are not in our capture */
     trk_ltrack_fork_child();
 }

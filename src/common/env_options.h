@@ -54,7 +54,7 @@ enum trk_env_kind {
     X(RSS_MS, UINT, 10, 0, 60000, TRK_ENV_PROPAGATE, "RSS sampling period, ms (0 = off)")          \
     X(FLUSH_MS, UINT, 10, 1, 1000, TRK_ENV_PROPAGATE, "writer flush period, ms")                   \
     X(LZ4_ACCEL, UINT, 4, 1, 65537, TRK_ENV_PROPAGATE,                                             \
-      "LZ4 acceleration of the writer (1 = best compression, higher = less CPU)")                  \
+      "LZ4 acceleration of the writer on long pieces (1 = best compression, higher = less CPU)")   \
     X(COMPRESS, BOOL, 1, 0, 1, TRK_ENV_PROPAGATE,                                                  \
       "0: write capture chunks uncompressed (less writer CPU, captures ~15% larger)")              \
     X(PYTHON, ENUM, 2, 0, 2, TRK_ENV_PROPAGATE,                                                    \

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/lz_hist.h"
 #include "common/varint.h"
 #include "reader/reader_internal.h"
 
@@ -606,8 +607,35 @@ void trk_decode_piece(struct trk_reader *r, struct trk_chunk *c, const uint8_t *
         mark_broken(r, s, gap + len);
         return;
     }
+    if (!data) { /* a codec-3 piece that could not be decoded */
+        mark_broken(r, s, len);
+        return;
+    }
     s->next_off += len;
+    if (r->info.version >= 6) {
+        /* The next piece may be codec 3 (FORMAT.md §2), whatever this
+         * one's codec was. */
+        if (!s->hist && !(s->hist = malloc(TRK_LZ_HIST))) {
+            mark_broken(r, s, len);
+            return;
+        }
+        trk_lz_hist_push(s->hist, &s->hist_len, data, len);
+    }
     decode_records(r, s, data, data + len);
+}
+
+int trk_decode_dict(struct trk_reader *r, const struct trk_chunk *c, const uint8_t **dict,
+                    size_t *len)
+{
+    size_t si = stream_lookup(r, c->stream);
+    if (si == SIZE_MAX)
+        return -1;
+    struct trk_stream *s = &r->streams[si];
+    if (s->broken || c->arg != s->next_off)
+        return -1;
+    *dict = s->hist;
+    *len = s->hist ? s->hist_len : 0;
+    return 0;
 }
 
 void trk_decode_lost_piece(struct trk_reader *r, struct trk_chunk *c)
@@ -623,6 +651,7 @@ void trk_decode_free(struct trk_reader *r)
 {
     for (size_t i = 0; i < r->nstreams; i++) {
         free(r->streams[i].q);
+        free(r->streams[i].hist);
     }
     free(r->streams);
     free(r->stream_index);
