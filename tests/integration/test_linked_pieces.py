@@ -4,7 +4,8 @@
 §2): a program that runs the same loop in rounds, each flushed as its own
 piece, gets its later pieces as linked blocks (an offset past 0: decoded
 against the stream's earlier bytes) that shrink to a fraction of the first,
-and the capture reads back to the same exact counts as a stored one."""
+and the capture reads back to the same exact counts as a stored one. A
+quiet program's stream comes in fewer, longer pieces."""
 
 import os
 import struct
@@ -50,6 +51,28 @@ def test_rounds_linked(env):
     st0, out0 = run(env, {"TRACKER_COMPRESS": "0"})
     for k in ("allocations", "frees", "bytes_allocated", "leaked_bytes", "peak_heap_bytes"):
         eq(st[k], st0[k], "same %s either way" % k)
+
+
+
+def test_quiet_program_fewer_pieces(env):
+    """A program that writes little (20 pairs every 5 ms) is flushed every
+    2-4 flush periods, not every one (src/capture/writer.c, QUIET_MAX): at
+    most one piece of its stream per 20 ms on average, where every 10 ms
+    gave one per cycle."""
+    _, out, _ = env.run([env.prog("linked_pieces"), "100", "20", "5"])
+    st = env.stats(out)
+    ge(st["allocations"], 2000, "allocations")
+    eq(st["checksum_failures"] + st["bad_chunks"] + st["broken_streams"], 0, "damage")
+    with open(out, "rb") as f:
+        data = bytearray(f.read())
+    per = {}
+    for c in chunks(data):
+        if c["type"] == DATA:
+            per[c["stream"]] = per.get(c["stream"], 0) + c["stored"] + 32
+    main_stream = max(per, key=per.get)
+    pieces = sum(1 for c in chunks(data) if c["type"] == DATA and c["stream"] == main_stream)
+    check(pieces <= st["duration_s"] / 0.020 + 4,
+          "%d pieces in %.3f s" % (pieces, st["duration_s"]))
 
 
 if __name__ == "__main__":
