@@ -67,9 +67,9 @@ struct trk_stream {
     size_t qhead, qtail, qcap;
     bool in_heap; /* has an entry in the merge heap */
     /* version 6: the last raw bytes, which a codec-3 piece is decoded
-     * against (common/lz_hist.h); TRK_LZ_HIST bytes once allocated */
+     * against (common/lz_hist.h); hist_cap grows to TRK_LZ_HIST */
     uint8_t *hist;
-    uint32_t hist_len;
+    uint32_t hist_len, hist_cap;
 };
 
 struct trk_heap_ent {
