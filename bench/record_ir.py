@@ -33,7 +33,7 @@ import sys
 import tempfile
 
 PARTS = [
-    ("writer (left out)", r"huf\.c|LZ4|memmove|crc32c|smmintrin|writer\.c"),
+    ("writer (left out)", r"huf\.c|LZ4|memmove|crc32c|smmintrin|writer\.c|lz_link\.c"),
     ("unwinder + intern", r"unwind|stacks\.c|hash\.h|intern\.c"),
     ("record + ring", r":trk_ev_|clock\.c|:alloc_slow|:free_slow|:fast_wake|events\.[ch]:"),
     ("hooks", r"hooks_malloc|hook\.h|thread\.h|guard\.h|real\.h|sample\.[ch]|errno"),

@@ -19,6 +19,7 @@
 
 #include "capture/leakscan.h"
 #include "common/huf.h"
+#include "common/lz_hist.h"
 #include "capture/own_mem.h"
 #include "common/varint.h"
 #include "format/record.h"
@@ -280,6 +281,11 @@ static int apply(struct table *t, const struct trk_rec *r)
 struct streams {
     struct trk_rec_state *v;
     size_t cap;
+    /* per stream: its last raw bytes, for codec 3 (common/lz_hist.h) */
+    struct hist {
+        uint8_t *b; /* TRK_LZ_HIST bytes, mapped at the stream's first piece */
+        uint32_t len;
+    } * h;
 };
 
 static struct trk_rec_state *stream_state(struct streams *s, uint32_t id)
@@ -291,15 +297,41 @@ static struct trk_rec_state *stream_state(struct streams *s, uint32_t id)
         while (nc <= id)
             nc *= 2;
         struct trk_rec_state *nv = trk_lmem(nc * sizeof(*nv));
-        if (!nv)
+        struct hist *nh = trk_lmem(nc * sizeof(*nh));
+        if (!nv || !nh) {
+            trk_lmem_free(nv, nv ? nc * sizeof(*nv) : 0);
+            trk_lmem_free(nh, nh ? nc * sizeof(*nh) : 0);
             return NULL;
-        if (s->v)
+        }
+        if (s->v) {
             memcpy(nv, s->v, s->cap * sizeof(*nv));
+            memcpy(nh, s->h, s->cap * sizeof(*nh));
+        }
         trk_lmem_free(s->v, s->cap * sizeof(*s->v));
+        trk_lmem_free(s->h, s->cap * sizeof(*s->h));
         s->v = nv;
+        s->h = nh;
         s->cap = nc;
     }
     return &s->v[id];
+}
+
+static void streams_free(struct streams *s)
+{
+    for (size_t i = 0; i < s->cap; i++)
+        trk_lmem_free(s->h[i].b, s->h[i].b ? TRK_LZ_HIST : 0);
+    trk_lmem_free(s->v, s->cap * sizeof(*s->v));
+    trk_lmem_free(s->h, s->cap * sizeof(*s->h));
+}
+
+/* Appends a piece to its stream's history (codec 3 of version 6 decodes
+ * against it, whatever this piece's codec). */
+static int hist_push(struct hist *h, const uint8_t *p, size_t n)
+{
+    if (!h->b && !(h->b = trk_lmem(TRK_LZ_HIST)))
+        return -1;
+    trk_lz_hist_push(h->b, &h->len, p, n);
+    return 0;
 }
 
 static int read_at(int fd, void *buf, size_t len, uint64_t off)
@@ -672,7 +704,19 @@ static int read_chunks(int fd, struct table *t, struct streams *ss, struct bufs 
                 read_at(fd, b->stored, stored, off))
                 return -1;
             const uint8_t *piece = b->stored;
-            if (h[5] == TRK_CODEC_LZ4) {
+            uint32_t id = trk_get_le32(h + 8);
+            struct trk_rec_state *st = stream_state(ss, id);
+            if (!st)
+                return -1;
+            struct hist *hs = &ss->h[id];
+            if (h[5] == TRK_CODEC_LZ4_LINK) { /* our own file: version 6 */
+                int n = LZ4_decompress_safe_usingDict((const char *)b->stored, (char *)b->raw,
+                                                      (int)stored, (int)raw, (const char *)hs->b,
+                                                      (int)hs->len);
+                if (n != (int)raw)
+                    return -1;
+                piece = b->raw;
+            } else if (h[5] == TRK_CODEC_LZ4) {
                 int n = LZ4_decompress_safe((const char *)b->stored, (char *)b->raw, (int)stored,
                                             (int)raw);
                 if (n != (int)raw)
@@ -685,12 +729,9 @@ static int read_chunks(int fd, struct table *t, struct streams *ss, struct bufs 
             } else {
                 raw = stored;
             }
-            struct trk_rec_state *st = stream_state(ss, trk_get_le32(h + 8));
-            if (!st)
-                return -1;
             if (trk_get_le64(h + 24) == 0)
                 memset(st, 0, sizeof(*st));
-            if (decode_piece(t, st, piece, raw))
+            if (hist_push(hs, piece, raw) || decode_piece(t, st, piece, raw))
                 return -1;
         }
         off += stored;
@@ -753,7 +794,7 @@ static void track_drop(int state)
 {
     trk_lmem_free(track.t.v, table_slots(&track.t) * sizeof(*track.t.v));
     trk_lmem_free(track.t.dels, track.t.del_cap * sizeof(*track.t.dels));
-    trk_lmem_free(track.ss.v, track.ss.cap * sizeof(*track.ss.v));
+    streams_free(&track.ss);
     memset(&track, 0, sizeof(track));
     track.state = state;
 }
@@ -860,7 +901,7 @@ int trk_lset_load(struct trk_lset *s, int fd)
     trk_lmem_free(b.stored, b.stored_cap);
     trk_lmem_free(b.raw, b.raw_cap);
     trk_lmem_free(t.v, table_slots(&t) * sizeof(*t.v));
-    trk_lmem_free(ss.v, ss.cap * sizeof(*ss.v));
+    streams_free(&ss);
     if (rc)
         trk_lset_free(s);
     return rc;

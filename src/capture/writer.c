@@ -43,6 +43,7 @@
 #include "capture/fds.h"
 #include "capture/layers.h"
 #include "capture/leakscan.h"
+#include "capture/lz_link.h"
 #include "capture/modules.h"
 #include "capture/output.h"
 #include "capture/own_mem.h"
@@ -69,6 +70,7 @@ static void *lz_state; /* LZ4's 16 KiB state: not on the stack of an exec'ing th
 static int lz_cap;
 static uint64_t last_wm;
 static uint64_t chunks_written;
+static uint64_t cycle_raw; /* raw DATA bytes the current flush cycle wrote */
 static _Atomic int fail_reported;
 static int leak_scan; /* TRACKER_LEAK_SCAN, read at start */
 
@@ -240,19 +242,31 @@ static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to, int co
     /* The live set and the codecs read one contiguous piece: the ring's
      * own bytes unless the piece wraps (then a copy, made once). */
     const uint8_t *src = t->ring + off;
-    if (first < len && (leak_scan || (len >= LZ_MIN_LEN && trk_cfg.compress))) {
+    if (first < len && (leak_scan || trk_cfg.compress)) {
         memcpy(raw_buf, t->ring + off, first);
         memcpy(raw_buf + first, t->ring, len - first);
         src = raw_buf;
     }
+    cycle_raw += len;
     if (leak_scan) /* the exit scan's live set, kept from the same bytes (leakscan.h) */
         trk_ltrack_piece(t->stream, from, src, len);
     struct codec_slot *cs =
         &codec_slots[t->stream % (sizeof(codec_slots) / sizeof(codec_slots[0]))];
     uint8_t *skip = &cs->lz_skip;
+    /* A short piece is worth a linked LZ4 try (lz_link.c): against the
+     * stream's history it shrinks as a long one does. */
+    int n_link = -1;
+    if (!*skip && len < LZ_MIN_LEN && trk_cfg.compress)
+        n_link = trk_lzlink_compress(t->stream, from, src, (uint32_t)len, lz_buf, lz_cap, 1);
+    if (n_link > 0 && (uint64_t)n_link < len)
+        return write_chunk(TRK_CHUNK_DATA, t->stream, lz_buf, (uint32_t)n_link, (uint32_t)len,
+                           TRK_CODEC_LZ4_LINK, from);
     if (*skip || len < LZ_MIN_LEN || !trk_cfg.compress) {
         /* Stored straight from the ring: the bytes stay put until consumed
-         * moves past them, which happens only after this write. */
+         * moves past them, which happens only after this write. Not tried
+         * on the linked encoder: its history stops here. */
+        if (n_link < 0)
+            trk_lzlink_drop(t->stream);
         *skip -= *skip != 0 && len >= LZ_MIN_LEN;
         return write_chunk2(TRK_CHUNK_DATA, t->stream, t->ring + off, (uint32_t)first, t->ring,
                             (uint32_t)(len - first), (uint32_t)len, TRK_CODEC_STORED, from);
@@ -265,10 +279,20 @@ static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to, int co
     uint8_t *run = &cs->huf_run;
     int huf_ok = compress && len >= HUF_MIN_LEN;
     uint64_t lz = len;
+    unsigned lz_codec = TRK_CODEC_LZ4_LINK;
     if (!*run || !huf_ok) {
-        int n = LZ4_compress_fast_extState(lz_state, (const char *)src, (char *)lz_buf, (int)len,
+        /* Linked first (codec 3): a piece of a loop repeats its
+         * predecessor. */
+        int n = trk_lzlink_compress(t->stream, from, src, (uint32_t)len, lz_buf, lz_cap,
+                                    trk_cfg.lz4_accel);
+        if (n < 0) {
+            lz_codec = TRK_CODEC_LZ4;
+            n = LZ4_compress_fast_extState(lz_state, (const char *)src, (char *)lz_buf, (int)len,
                                            lz_cap, trk_cfg.lz4_accel);
+        }
         lz = n > 0 && (uint64_t)n <= len - len / LZ_MIN_GAIN ? (uint64_t)n : len;
+    } else {
+        trk_lzlink_drop(t->stream);
     }
     size_t h =
         huf_ok && lz > len / 2 ? trk_huf_encode_reuse(&cs->huf, src, len, huf_buf, lz - 1) : 0;
@@ -280,8 +304,8 @@ static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to, int co
     if (huf_ok)
         *run = 0;
     if (lz < len)
-        return write_chunk(TRK_CHUNK_DATA, t->stream, lz_buf, (uint32_t)lz, (uint32_t)len,
-                           TRK_CODEC_LZ4, from);
+        return write_chunk(TRK_CHUNK_DATA, t->stream, lz_buf, (uint32_t)lz, (uint32_t)len, lz_codec,
+                           from);
     /* Only a piece both codecs were tried on says the stream does not
      * compress: a short one failing LZ4 alone (a program's start-up, before
      * its loops) says little, and cost little. */
@@ -408,19 +432,31 @@ static void flush_cycle(int final, int compress)
     }
 }
 
+/* A quiet program (under QUIET_BYTES a cycle) hands the writer pieces of a
+ * few KiB, each costing a chunk header, a watermark and LZ4 a fresh
+ * block: the writer then waits up to QUIET_MAX flush periods between
+ * cycles (iter_pipeline.py: 42 -> 37 KB). A ring past half full still
+ * wakes it at once (trk_ring_maybe_wake), so no ring waits longer. */
+#define QUIET_BYTES (64u << 10)
+#define QUIET_MAX   4
+
 static void *writer_main(void *arg)
 {
     (void)arg;
     trk_guard_set(TRK_GUARD_INTERNAL); /* nothing this thread does is the program's */
+    long periods = 1;
     while (!atomic_load(&finished)) {
         uint32_t w = atomic_load_explicit(&wake_word, memory_order_acquire);
         pthread_mutex_lock(&flush_lock);
+        cycle_raw = 0;
         if (!atomic_load(&finished))
             flush_cycle(0, 1);
         pthread_mutex_unlock(&flush_lock);
         if (atomic_load(&writer_state) != WS_RUNNING)
             break;
-        struct timespec ts = {0, (long)trk_cfg.flush_ms * 1000000L};
+        periods = cycle_raw >= QUIET_BYTES ? 1 : periods < QUIET_MAX ? periods * 2 : QUIET_MAX;
+        long ms = (long)trk_cfg.flush_ms * periods;
+        struct timespec ts = {ms / 1000, ms % 1000 * 1000000L};
         syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, w, &ts, NULL, 0);
     }
     finish_thread();
@@ -699,6 +735,7 @@ void trk_writer_fork_child(void)
     atomic_store(&ended, 0);
     chunks_written = 0;
     last_wm = 0;
+    trk_lzlink_fork_child(); /* stream ids restart at 0 */
     trk_lroots_fork_child(); /* the inherited blocks are not in our capture */
     trk_ltrack_fork_child();
 }

@@ -52,9 +52,10 @@ enum trk_env_kind {
     X(TABLE_KB, UINT, 4096, 64, 1048576, TRK_ENV_PROPAGATE,                                        \
       "cap of a stack or code table, KiB (two generations each at most)")                          \
     X(RSS_MS, UINT, 10, 0, 60000, TRK_ENV_PROPAGATE, "RSS sampling period, ms (0 = off)")          \
-    X(FLUSH_MS, UINT, 10, 1, 1000, TRK_ENV_PROPAGATE, "writer flush period, ms")                   \
+    X(FLUSH_MS, UINT, 10, 1, 1000, TRK_ENV_PROPAGATE,                                              \
+      "writer flush period, ms (up to 4 periods while the program writes little)")                 \
     X(LZ4_ACCEL, UINT, 4, 1, 65537, TRK_ENV_PROPAGATE,                                             \
-      "LZ4 acceleration of the writer (1 = best compression, higher = less CPU)")                  \
+      "LZ4 acceleration of the writer on long pieces (1 = best compression, higher = less CPU)")   \
     X(COMPRESS, BOOL, 1, 0, 1, TRK_ENV_PROPAGATE,                                                  \
       "0: write capture chunks uncompressed (less writer CPU, captures ~15% larger)")              \
     X(PYTHON, ENUM, 2, 0, 2, TRK_ENV_PROPAGATE,                                                    \

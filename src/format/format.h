@@ -21,13 +21,14 @@
 /* The format version. Bump it when a reader of the previous version would
  * misread a new file; readers refuse files whose version is newer than theirs,
  * naming both versions. */
-#define TRK_FMT_VERSION 5
+#define TRK_FMT_VERSION 6
 /* The oldest version this reader still reads: version 2 only added records
  * (Python frames, imports, marks) and allocator ids, version 3 the C++
  * allocator ids and the FORK header TLV, version 4 the compact heap records
  * (tags 0x80..0xFF, unused before), version 5 the node records (tags
- * 0x18..0x1C, unused before), so a file of any version is a valid file of
- * every later one. */
+ * 0x18..0x1C, unused before), version 6 the linked LZ4 codec (codec 3,
+ * unused before), so a file of any version is a valid file of every later
+ * one. */
 #define TRK_FMT_VERSION_MIN 1
 
 /* ---- File header -------------------------------------------------------
@@ -116,6 +117,9 @@ enum trk_codec {
     TRK_CODEC_STORED = 0,
     TRK_CODEC_LZ4 = 1, /* one LZ4 block (LZ4_compress_default) */
     TRK_CODEC_HUF = 2, /* one canonical Huffman code over bytes (common/huf.h); since version 4 */
+    /* one LZ4 block whose dictionary is the stream's raw bytes just before
+     * it, at most TRK_LZ_HIST of them (common/lz_hist.h); since version 6 */
+    TRK_CODEC_LZ4_LINK = 3,
 };
 
 /* END payload: varints end_ts, reason, chunks, lost, streams, in this order.

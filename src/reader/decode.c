@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/lz_hist.h"
 #include "common/varint.h"
 #include "reader/reader_internal.h"
 
@@ -588,6 +589,32 @@ static void decode_records(struct trk_reader *r, struct trk_stream *s, const uin
         trk_merge_push(r, (size_t)(s - r->streams));
 }
 
+/* The next piece may be codec 3 (FORMAT.md §2), whatever this one's codec
+ * was: the stream's last 64 KiB are kept, in a buffer that grows with the
+ * stream (a capture of 10,000 short threads holds 10,000 histories). */
+static int hist_push(struct trk_stream *s, const uint8_t *data, size_t len)
+{
+    if (s->hist_cap < TRK_LZ_HIST && s->hist_len + len > s->hist_cap) {
+        size_t cap = s->hist_cap ? s->hist_cap : 1024;
+        while (cap < s->hist_len + len && cap < TRK_LZ_HIST)
+            cap *= 2;
+        if (cap > TRK_LZ_HIST)
+            cap = TRK_LZ_HIST;
+        uint8_t *b = realloc(s->hist, cap);
+        if (!b)
+            return -1;
+        s->hist = b;
+        s->hist_cap = (uint32_t)cap;
+    }
+    if (s->hist_cap < TRK_LZ_HIST) { /* all of it fits: nothing to drop */
+        memcpy(s->hist + s->hist_len, data, len);
+        s->hist_len += (uint32_t)len;
+        return 0;
+    }
+    trk_lz_hist_push(s->hist, &s->hist_len, data, len);
+    return 0;
+}
+
 void trk_decode_piece(struct trk_reader *r, struct trk_chunk *c, const uint8_t *data, size_t len)
 {
     size_t si = stream_lookup(r, c->stream);
@@ -606,8 +633,30 @@ void trk_decode_piece(struct trk_reader *r, struct trk_chunk *c, const uint8_t *
         mark_broken(r, s, gap + len);
         return;
     }
+    if (!data) { /* a codec-3 piece that could not be decoded */
+        mark_broken(r, s, len);
+        return;
+    }
     s->next_off += len;
+    if (r->info.version >= 6 && hist_push(s, data, len) < 0) {
+        mark_broken(r, s, len);
+        return;
+    }
     decode_records(r, s, data, data + len);
+}
+
+int trk_decode_dict(struct trk_reader *r, const struct trk_chunk *c, const uint8_t **dict,
+                    size_t *len)
+{
+    size_t si = stream_lookup(r, c->stream);
+    if (si == SIZE_MAX)
+        return -1;
+    struct trk_stream *s = &r->streams[si];
+    if (s->broken || c->arg != s->next_off)
+        return -1;
+    *dict = s->hist;
+    *len = s->hist ? s->hist_len : 0;
+    return 0;
 }
 
 void trk_decode_lost_piece(struct trk_reader *r, struct trk_chunk *c)
@@ -623,6 +672,7 @@ void trk_decode_free(struct trk_reader *r)
 {
     for (size_t i = 0; i < r->nstreams; i++) {
         free(r->streams[i].q);
+        free(r->streams[i].hist);
     }
     free(r->streams);
     free(r->stream_index);

@@ -108,14 +108,18 @@ static void handle_end(struct trk_reader *r, const uint8_t *p, size_t len)
 
 /* Returns the chunk's raw payload, decompressing into r->raw; NULL when the
  * chunk is unusable despite its good CRC (counted as a bad chunk). */
-static const uint8_t *chunk_payload(struct trk_reader *r, const struct trk_chunk *c)
+static const uint8_t *chunk_payload(struct trk_reader *r, const struct trk_chunk *c,
+                                    const uint8_t *dict, size_t dict_len)
 {
     if (c->codec == TRK_CODEC_STORED) {
         if (c->stored_len != c->raw_len)
             goto bad;
         return c->payload;
     }
-    if (c->codec != TRK_CODEC_LZ4 && c->codec != TRK_CODEC_HUF)
+    /* Codec 3 (version 6) needs its stream's history: DATA only, decoded
+     * in handle_chunk. */
+    if (c->codec != TRK_CODEC_LZ4 && c->codec != TRK_CODEC_HUF &&
+        !(c->codec == TRK_CODEC_LZ4_LINK && dict))
         goto bad;
     if (c->raw_len > r->raw_cap) {
         size_t cap = r->raw_cap ? r->raw_cap : 1u << 20;
@@ -137,8 +141,12 @@ static const uint8_t *chunk_payload(struct trk_reader *r, const struct trk_chunk
             goto bad;
         return r->raw;
     }
-    int n = LZ4_decompress_safe((const char *)c->payload, (char *)r->raw, (int)c->stored_len,
-                                (int)c->raw_len);
+    int n = c->codec == TRK_CODEC_LZ4_LINK
+                ? LZ4_decompress_safe_usingDict((const char *)c->payload, (char *)r->raw,
+                                                (int)c->stored_len, (int)c->raw_len,
+                                                (const char *)dict, (int)dict_len)
+                : LZ4_decompress_safe((const char *)c->payload, (char *)r->raw, (int)c->stored_len,
+                                      (int)c->raw_len);
     if (n != (int)c->raw_len)
         goto bad;
     return r->raw;
@@ -172,7 +180,21 @@ static void handle_chunk(struct trk_reader *r, struct trk_chunk *c)
     r->last_was_end = c->type == TRK_CHUNK_END;
     switch (c->type) {
     case TRK_CHUNK_DATA: {
-        const uint8_t *p = chunk_payload(r, c);
+        const uint8_t *dict = NULL;
+        size_t dict_len = 0;
+        if (c->codec == TRK_CODEC_LZ4_LINK && r->info.version >= 6) {
+            /* No history to decode it against: not a bad chunk, a piece
+             * of a stream already broken or after a gap. An empty history
+             * is a valid dictionary (a stream's first piece). */
+            static const uint8_t none[1];
+            if (trk_decode_dict(r, c, &dict, &dict_len) < 0) {
+                trk_decode_piece(r, c, NULL, c->raw_len);
+                break;
+            }
+            if (!dict)
+                dict = none;
+        }
+        const uint8_t *p = chunk_payload(r, c, dict, dict_len);
         if (p)
             trk_decode_piece(r, c, p, c->raw_len);
         else
@@ -187,7 +209,7 @@ static void handle_chunk(struct trk_reader *r, struct trk_chunk *c)
         /* A chunk skipped for its CRC is damage already counted: only what
          * left no trace at all is "missing". */
         r->chunks_before_end = r->status.chunks - 1 + r->status.checksum_failures;
-        const uint8_t *p = chunk_payload(r, c);
+        const uint8_t *p = chunk_payload(r, c, NULL, 0);
         if (p)
             handle_end(r, p, c->raw_len);
         break;

@@ -66,6 +66,10 @@ struct trk_stream {
     struct trk_event *q; /* pending events, [qhead, qtail) in seq order */
     size_t qhead, qtail, qcap;
     bool in_heap; /* has an entry in the merge heap */
+    /* version 6: the last raw bytes, which a codec-3 piece is decoded
+     * against (common/lz_hist.h); hist_cap grows to TRK_LZ_HIST */
+    uint8_t *hist;
+    uint32_t hist_len, hist_cap;
 };
 
 struct trk_heap_ent {
@@ -158,6 +162,12 @@ int trk_src_next_chunk(struct trk_reader *r, struct trk_chunk *c);
 void trk_decode_piece(struct trk_reader *r, struct trk_chunk *c, const uint8_t *data, size_t len);
 /* A piece whose payload is unusable: its stream cannot continue. */
 void trk_decode_lost_piece(struct trk_reader *r, struct trk_chunk *c);
+/* The dictionary of codec-3 chunk c (FORMAT.md §2): its stream's last raw
+ * bytes, in *dict and *len (len 0 for a stream's first piece). Returns -1
+ * when the piece cannot be decoded in its place (unknown or broken stream,
+ * a gap before it: trk_decode_piece says which) or memory failed. */
+int trk_decode_dict(struct trk_reader *r, const struct trk_chunk *c, const uint8_t **dict,
+                    size_t *len);
 void trk_decode_free(struct trk_reader *r);
 
 /* inherit.c */

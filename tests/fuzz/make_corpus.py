@@ -31,7 +31,7 @@ import sys
 import tempfile
 
 MAX_FILE = 64 << 10
-FMT_VERSION = 5  # the newest version the reader reads (TRK_FMT_VERSION)
+FMT_VERSION = 6  # the newest version the reader reads (TRK_FMT_VERSION)
 HEAD = 32
 MAGIC = b"\x89TRK\r\n\x1a\n"
 DATA, WATERMARK, END = 1, 2, 3
@@ -71,6 +71,38 @@ def lz4_compress(src):
     out = ctypes.create_string_buffer(cap)
     n = _lz4.LZ4_compress_default(src, out, len(src), cap)
     return out.raw[:n]
+
+
+_lz4.LZ4_createStream.restype = ctypes.c_void_p
+_lz4.LZ4_freeStream.argtypes = [ctypes.c_void_p]
+_lz4.LZ4_loadDict.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+_lz4.LZ4_compress_fast_continue.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p,
+                                            ctypes.c_int, ctypes.c_int, ctypes.c_int]
+
+
+def lz4_compress_linked(src, history):
+    """Codec 3 (FORMAT.md §2): one LZ4 block of src against the stream's
+    history, its last 64 KiB of raw bytes before src."""
+    history = history[-65536:]
+    hb = ctypes.create_string_buffer(history, max(len(history), 1))
+    st = _lz4.LZ4_createStream()
+    _lz4.LZ4_loadDict(st, hb, len(history))
+    cap = _lz4.LZ4_compressBound(len(src))
+    out = ctypes.create_string_buffer(cap)
+    n = _lz4.LZ4_compress_fast_continue(st, src, out, len(src), cap, 1)
+    _lz4.LZ4_freeStream(st)
+    if n <= 0:
+        raise ValueError("LZ4 failed")
+    return out.raw[:n]
+
+
+def lz4_decompress_linked(src, raw_len, history):
+    history = history[-65536:]
+    out = ctypes.create_string_buffer(max(raw_len, 1))
+    n = _lz4.LZ4_decompress_safe_usingDict(src, out, len(src), raw_len, history, len(history))
+    if n != raw_len:
+        raise ValueError("bad linked LZ4 block")
+    return out.raw[:raw_len]
 
 
 # ---- Varints and records (docs/FORMAT.md §4) ------------------------------
@@ -271,15 +303,21 @@ def parse(data):
     return data[:hlen], chunks
 
 
-def raw_payload(c):
+def raw_payload(c, history=b""):
+    if c["codec"] == 3:
+        return lz4_decompress_linked(c["payload"], c["raw"], history)
     return lz4_decompress(c["payload"], c["raw"]) if c["codec"] == 1 else c["payload"]
 
 
 def stored_form(data):
     h, chunks = parse(data)
     out = bytearray(h)
+    hist = {}
     for c in chunks:
-        out += chunk(c["type"], raw_payload(c), c["stream"], c["arg"])
+        raw = raw_payload(c, hist.get(c["stream"], b""))
+        if c["type"] == DATA:
+            hist[c["stream"]] = (hist.get(c["stream"], b"") + raw)[-65536:]
+        out += chunk(c["type"], raw, c["stream"], c["arg"])
     return bytes(out)
 
 
@@ -299,7 +337,8 @@ def streams_of(data):
     s = {}
     for c in chunks:
         if c["type"] == DATA:
-            s.setdefault(c["stream"], bytearray()).extend(raw_payload(c))
+            b = s.setdefault(c["stream"], bytearray())
+            b.extend(raw_payload(c, bytes(b[-65536:])))
     return s
 
 
@@ -525,6 +564,43 @@ def synthetic_fork_bad_tlv():
     st.thread(1, 1, 1)
     st.free(13, 2, 2, 0x1000)
     return header(tlvs=tl, version=3) + chunk(DATA, st.take(), stream=1) + end_chunk()
+
+
+def synthetic_linked():
+    """Version 6: a stream's second and third pieces are linked LZ4 blocks
+    (codec 3) that repeat bytes of the pieces before them, the third
+    reaching back across the second into the first; a second stream starts
+    with one (empty history)."""
+    st = Stream()
+    st.thread(1, 1, 77)
+    seq = 2
+    pieces = []
+    for rnd in range(3):
+        for i in range(40):
+            st.alloc(1, seq, seq, 0x10000 + 16 * (i % 5), 32 + i % 7, 0)
+            st.free(13, seq + 1, seq + 1, 0x10000 + 16 * (i % 5))
+            seq += 2
+        pieces.append(st.take())
+    other = Stream()
+    other.thread(seq, seq, 78)
+    for i in range(30):
+        other.alloc(1, seq + 1 + i, seq + 1 + i, 0x20000, 64, 0)
+    f = bytearray(header(version=6))
+    hist, off = b"", 0
+    for k, p in enumerate(pieces):
+        if k == 0:
+            f += chunk(DATA, p, stream=1, arg=0)
+        else:
+            z = lz4_compress_linked(p, hist)
+            assert lz4_decompress_linked(z, len(p), hist) == p
+            f += chunk(DATA, z, stream=1, arg=off, codec=3, raw_len=len(p))
+        hist += p
+        off += len(p)
+    op = other.take()
+    f += chunk(DATA, lz4_compress_linked(op, b""), stream=2, arg=0, codec=3, raw_len=len(op))
+    f += chunk(WATERMARK, arg=1 << 40)
+    f += end_chunk(streams=2)
+    return bytes(f)
 
 
 def synthetic_huge_values():
@@ -777,7 +853,7 @@ def main():
                      ("stacks", synthetic_stacks), ("module_limits", synthetic_module_limits),
                      ("exec_then_more", synthetic_exec_then_more),
                      ("order_violation", synthetic_order_violation),
-                     ("huge_values", synthetic_huge_values),
+                     ("huge_values", synthetic_huge_values), ("linked", synthetic_linked),
                      ("many_remaps", synthetic_many_remaps), ("gpu", synthetic_gpu),
                      ("fork_parent", synthetic_fork_parent), ("fork_child", synthetic_fork_child),
                      ("fork_self", synthetic_fork_self), ("fork_bad_tlv", synthetic_fork_bad_tlv)):

@@ -99,6 +99,16 @@ static int read_chunks(const char *path)
                     return -1;
                 }
                 payload = raw;
+            } else if (h[5] == TRK_CODEC_LZ4_LINK) { /* the stream so far is its history */
+                size_t hl = s->len < 65536 ? s->len : 65536;
+                int n = LZ4_decompress_safe_usingDict(
+                    (const char *)payload, (char *)raw, (int)stored, (int)sizeof(raw),
+                    s->len ? (const char *)s->buf + s->len - hl : NULL, (int)hl);
+                if (n < 0 || (uint32_t)n != rawlen || le64(h + 24) != s->len) {
+                    free(file);
+                    return -1;
+                }
+                payload = raw;
             } else if (h[5] == 1) {
                 int n = LZ4_decompress_safe((const char *)payload, (char *)raw, (int)stored,
                                             (int)sizeof(raw));

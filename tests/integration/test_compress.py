@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """test_compress.py - how the writer stores thread streams (docs/FORMAT.md
-§2, §4.1): a heap-heavy run gets compressed chunks (LZ4 or HUF, whichever
-is smaller, each at least 1/16 smaller than its raw piece) by default and
+§2, §4.1): a heap-heavy run gets compressed chunks (LZ4, linked since
+format 6, or HUF, whichever is smaller, each at least 1/16 smaller than its raw piece) by default and
 only stored ones with TRACKER_COMPRESS=0, and both read back to the same
 exact counts; its heap events use the compact records of format 4."""
 
@@ -14,14 +14,14 @@ from harness import check, eq, ge, main  # noqa: E402
 from test_format import chunks  # noqa: E402
 
 DATA = 1
-STORED, LZ4, HUF = 0, 1, 2
+STORED, LZ4, HUF, LINK = 0, 1, 2, 3
 N = 200000
 
 
 def codecs(path):
     with open(path, "rb") as f:
         data = bytearray(f.read())
-    eq(data[8], 5, "format version")
+    eq(data[8], 6, "format version")
     out = []
     for c in chunks(data):
         if c["type"] != DATA:
@@ -48,7 +48,7 @@ def run(env, extra_env):
 def test_compressed_by_default_stored_when_off(env):
     st, out = run(env, None)
     cs, data = codecs(out)
-    check(set(cs) & {LZ4, HUF}, "a heap-heavy stream has compressed chunks: %s" % sorted(set(cs)))
+    check(set(cs) & {LZ4, HUF, LINK}, "a heap-heavy stream has compressed chunks: %s" % sorted(set(cs)))
     st0, out0 = run(env, {"TRACKER_COMPRESS": "0"})
     cs0, _ = codecs(out0)
     eq(sorted(set(cs0)), [STORED], "TRACKER_COMPRESS=0: every DATA chunk stored")

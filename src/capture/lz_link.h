@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * lz_link.h - the writer's linked LZ4 encoder (codec 3, docs/FORMAT.md §2):
+ * per stream, LZ4 state that remembers the stream's previous raw bytes.
+ * Called with the writer's flush lock held only.
+ */
+#ifndef TRK_LZ_LINK_H
+#define TRK_LZ_LINK_H
+
+#include <stdint.h>
+
+#include "prim/base.h"
+
+/* Compresses the stream's piece src[0, len), which starts at stream offset
+ * off, against the stream's earlier bytes. Returns the block's size in dst
+ * (at most cap), 0 when LZ4 failed (the stream then starts afresh), -1 when
+ * the stream has no encoder (no memory): the caller falls back to codec 1.
+ * accel is LZ4's acceleration where the encoder does not pick 1 itself.
+ * Whatever the caller then writes (codec 3, HUF or stored), the encoder has
+ * the piece in its history. */
+int trk_lzlink_compress(uint32_t stream, uint64_t off, const uint8_t *src, uint32_t len,
+                        uint8_t *dst, int cap, int accel) TRK_HIDDEN;
+/* The stream's next piece was not given to trk_lzlink_compress: its
+ * encoder's history no longer ends where the stream does. */
+void trk_lzlink_drop(uint32_t stream) TRK_HIDDEN;
+/* In a fork child: stream ids restart, every encoder starts afresh. */
+void trk_lzlink_fork_child(void) TRK_HIDDEN;
+
+#endif

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * test_lz_link.c - the linked LZ4 codec of format 6 (codec 3,
+ * docs/FORMAT.md §2): a block decoded against its stream's history, the
+ * last 64 KiB of the stream's raw bytes before it.
+ *
+ * Pinned bytes: a block worked out by hand from the LZ4 block format, whose
+ * match reaches into the history, decodes only with that history. The
+ * history (common/lz_hist.h) keeps exactly the stream's last 64 KiB. The
+ * writer's encoder (src/capture/lz_link.c) gives blocks that decode against
+ * the reader's history, piece after piece, across long pieces, after a
+ * stream lost its encoder to another, after a piece that bypassed it, and
+ * after a gap in the offsets; and a loop's later pieces shrink to a fraction
+ * of what they shrink to alone.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <lz4.h>
+
+#include "capture/lz_link.h"
+#include "common/lz_hist.h"
+
+/* history "abcdefghijklmnop"; piece = the whole history again, then
+ * "XYZWV". One sequence: token 0x0C (no literal, match length 4 + 12),
+ * offset 16 (little-endian), then the last sequence: token 0x50 (five
+ * literals, no match) and the literals. */
+static void test_golden_block(void **unused)
+{
+    (void)unused;
+    static const uint8_t hist[] = "abcdefghijklmnop";
+    static const uint8_t block[] = {0x0C, 0x10, 0x00, 0x50, 'X', 'Y', 'Z', 'W', 'V'};
+    char out[32];
+    int n = LZ4_decompress_safe_usingDict((const char *)block, out, (int)sizeof block, 21,
+                                          (const char *)hist, 16);
+    assert_int_equal(n, 21);
+    assert_memory_equal(out, "abcdefghijklmnopXYZWV", 21);
+    /* Without the history (codec 1) the match points before the block. */
+    assert_true(LZ4_decompress_safe((const char *)block, out, (int)sizeof block, 21) < 0);
+    /* With a history one byte short, the same offset reaches one byte
+     * earlier: the dictionary is the history's end, not its start. */
+    n = LZ4_decompress_safe_usingDict((const char *)block, out, (int)sizeof block, 21,
+                                      (const char *)hist + 1, 15);
+    assert_true(n < 0);
+}
+
+static void test_hist_window(void **unused)
+{
+    (void)unused;
+    static uint8_t buf[TRK_LZ_HIST], big[TRK_LZ_HIST + 100];
+    uint32_t len = 0;
+    trk_lz_hist_push(buf, &len, (const uint8_t *)"abc", 3);
+    trk_lz_hist_push(buf, &len, (const uint8_t *)"de", 2);
+    assert_int_equal(len, 5);
+    assert_memory_equal(buf, "abcde", 5);
+    for (size_t i = 0; i < sizeof big; i++)
+        big[i] = (uint8_t)(i * 7 + i / 251);
+    /* Past 64 KiB the oldest bytes go: 5 + 65534 keeps the last two. */
+    trk_lz_hist_push(buf, &len, big, TRK_LZ_HIST - 2);
+    assert_int_equal(len, TRK_LZ_HIST);
+    assert_memory_equal(buf, "de", 2);
+    assert_memory_equal(buf + 2, big, TRK_LZ_HIST - 2);
+    /* A piece of 64 KiB or more is its own history. */
+    trk_lz_hist_push(buf, &len, big, sizeof big);
+    assert_int_equal(len, TRK_LZ_HIST);
+    assert_memory_equal(buf, big + 100, TRK_LZ_HIST);
+}
+
+/* A reader's side of one stream. */
+struct rd {
+    uint8_t hist[TRK_LZ_HIST];
+    uint32_t len;
+    uint64_t off;
+};
+
+static uint8_t zbuf[LZ4_COMPRESSBOUND(200000)], back[200000];
+
+/* Encodes piece p of stream id at the reader's offset, decodes it as a
+ * reader would, checks the bytes; returns the block's size. */
+static int round_trip(struct rd *r, uint32_t id, const uint8_t *p, uint32_t n)
+{
+    int z = trk_lzlink_compress(id, r->off, p, n, zbuf, (int)sizeof zbuf, 4);
+    assert_true(z > 0);
+    int got = LZ4_decompress_safe_usingDict((const char *)zbuf, (char *)back, z, (int)n,
+                                            (const char *)r->hist, (int)r->len);
+    assert_int_equal(got, (int)n);
+    assert_memory_equal(back, p, n);
+    trk_lz_hist_push(r->hist, &r->len, p, n);
+    r->off += n;
+    return z;
+}
+
+/* Heap-record-like bytes: a loop of 64 records, each 8 bytes, with a
+ * counter that changes every round. */
+static void loop_piece(uint8_t *p, uint32_t n, uint32_t round)
+{
+    for (uint32_t i = 0; i < n; i++)
+        p[i] = (uint8_t)(i % 512 * 37 / 3 + (i % 512 == 5 ? round : 0));
+}
+
+static uint8_t piece[200000];
+static struct rd ra, rb;
+
+static void test_encoder_pieces(void **unused)
+{
+    (void)unused;
+    memset(&ra, 0, sizeof ra);
+    loop_piece(piece, 3000, 0);
+    int first = round_trip(&ra, 3, piece, 3000);
+    int later = 0;
+    for (uint32_t k = 1; k < 6; k++) {
+        loop_piece(piece, 3000, k);
+        later = round_trip(&ra, 3, piece, 3000);
+    }
+    /* The loop's later pieces find the earlier ones. */
+    assert_true(later * 4 < first);
+    /* A long piece (past the encoder's copy room) and short ones after it. */
+    for (uint32_t i = 0; i < 150000; i++)
+        piece[i] = (uint8_t)(i * 2654435761u >> 24);
+    round_trip(&ra, 3, piece, 150000);
+    loop_piece(piece, 700, 9);
+    round_trip(&ra, 3, piece, 700);
+    assert_true(round_trip(&ra, 3, piece, 700) < 40); /* the same again: one match */
+}
+
+static void test_encoder_restarts(void **unused)
+{
+    (void)unused;
+    memset(&ra, 0, sizeof ra);
+    memset(&rb, 0, sizeof rb);
+    loop_piece(piece, 2000, 1);
+    round_trip(&ra, 5, piece, 2000);
+    /* Stream 21 shares stream 5's encoder (ids modulo 16) and takes it. */
+    round_trip(&rb, 21, piece, 2000);
+    round_trip(&ra, 5, piece, 2000);
+    round_trip(&rb, 21, piece, 2000);
+    /* A piece that bypassed the encoder (stored): the reader's history has
+     * it, the encoder must not pretend to. */
+    loop_piece(piece, 300, 2);
+    trk_lzlink_drop(5);
+    trk_lz_hist_push(ra.hist, &ra.len, piece, 300);
+    ra.off += 300;
+    round_trip(&ra, 5, piece, 2000);
+    /* The same without the drop: the offset alone tells the encoder. */
+    loop_piece(piece, 300, 3);
+    trk_lz_hist_push(ra.hist, &ra.len, piece, 300);
+    ra.off += 300;
+    loop_piece(piece, 2000, 3);
+    round_trip(&ra, 5, piece, 2000);
+    /* A stream whose offsets jump (a new stream under a reused id, as in a
+     * fork child): a block with no history. */
+    struct rd fresh;
+    memset(&fresh, 0, sizeof fresh);
+    fresh.off = 0;
+    trk_lzlink_fork_child();
+    round_trip(&fresh, 5, piece, 2000);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_golden_block),
+        cmocka_unit_test(test_hist_window),
+        cmocka_unit_test(test_encoder_pieces),
+        cmocka_unit_test(test_encoder_restarts),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
