@@ -32,8 +32,7 @@
  * free one keeps errno (events.h). */
 void trk_ev_alloc_slow(struct trk_thread *t, unsigned kind, const void *p, size_t size,
                        uint32_t stack, uint64_t seq) TRK_HIDDEN;
-void trk_ev_free_slow(struct trk_thread *t, unsigned kind, uint64_t seq,
-                      const void *p) TRK_HIDDEN;
+void trk_ev_free_slow(struct trk_thread *t, unsigned kind, uint64_t seq, const void *p) TRK_HIDDEN;
 /* The long forms, out of line: kinds without a compact slot, and odd
  * address deltas of 2^62 or more (record.h's trk_enc_compact). */
 uint8_t *trk_ev_enc_alloc_long(uint8_t *p, struct trk_rec_state *st, unsigned kind, uint64_t seq,

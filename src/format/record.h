@@ -96,9 +96,12 @@ static const uint8_t trk_compact_slot[2][32] = {
 /* Writes the compact record's tag, seq and time steps and address; returns
  * the end, or NULL (st untouched) when the event needs the long form: a
  * kind without a slot, or an unaligned address delta of 2^62 or more, whose
- * zigzag would leave no room for the flag bit. */
-static inline uint8_t *trk_enc_compact(uint8_t *p, struct trk_rec_state *st, int is_alloc,
-                                       unsigned kind, uint64_t seq, uint64_t ts, uint64_t addr)
+ * zigzag would leave no room for the flag bit. Always inlined: the hooks'
+ * fast path (capture/ev_inline.h) must not call it, and with the kind a
+ * constant there its slot lookup folds away. */
+__attribute__((always_inline)) static inline uint8_t *
+trk_enc_compact(uint8_t *p, struct trk_rec_state *st, int is_alloc, unsigned kind, uint64_t seq,
+                uint64_t ts, uint64_t addr)
 {
     unsigned slot = trk_compact_slot[!is_alloc][kind & 31];
     int64_t d = (int64_t)(addr - st->addr);
