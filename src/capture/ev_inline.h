@@ -27,9 +27,7 @@
 #define TRK_EV_INLINE __attribute__((always_inline)) static inline
 
 /* The general paths (events.c): the same record, written wherever the fast
- * path does not apply (a nested call to publish first, no TSC fit, a ring
- * without room for TRK_REC_MAX bytes before its end or the writer). The
- * free one keeps errno (events.h). */
+ * path does not apply (trk_fast_ok). The free one keeps errno (events.h). */
 void trk_ev_alloc_slow(struct trk_thread *t, unsigned kind, const void *p, size_t size,
                        uint32_t stack, uint64_t seq) TRK_HIDDEN;
 void trk_ev_free_slow(struct trk_thread *t, unsigned kind, uint64_t seq, const void *p) TRK_HIDDEN;
@@ -40,6 +38,9 @@ uint8_t *trk_ev_enc_alloc_long(uint8_t *p, struct trk_rec_state *st, unsigned ki
                                uint64_t stack) TRK_HIDDEN;
 uint8_t *trk_ev_enc_free_long(uint8_t *p, struct trk_rec_state *st, unsigned kind, uint64_t seq,
                               uint64_t ts, uint64_t addr) TRK_HIDDEN;
+/* The heap time quantum in ticks of fit f for a stream at ts: the q_span
+ * of struct trk_thread (0 when there is none to give). */
+uint64_t trk_heap_q_span(const struct trk_tsc_fit *f, uint64_t ts) TRK_HIDDEN;
 /* head reached wake_at (events.c); keeps errno. */
 void trk_ev_fast_wake(struct trk_thread *t) TRK_HIDDEN;
 
@@ -64,14 +65,22 @@ TRK_EV_INLINE struct trk_fast_clock trk_fast_clock_read(void)
 }
 
 /* Whether the fast path applies: no nested call waits to be published
- * (nested.c), the clock is the TSC fit and the record fits in place (below
+ * (nested.c), the clock is the TSC fit, the record fits in place (below
  * fast_end the ring has room for TRK_REC_MAX bytes before the writer's
- * position and before its end: events.c's fast_refresh). */
+ * position and before its end: events.c's fast_refresh), and the reading
+ * is less than a heap time quantum past the stream's ts, so that the
+ * record says no time passed (heap_ts.h). The last one is the thread's
+ * quantum in ticks (q_span, thread.h): a subtraction, where the fit's
+ * 64x64-bit multiply and the quantum test cost ~12 instructions and a
+ * register pair per event. A reading past it takes the general path, which
+ * reads the clock again (still inside the hook) and sets q_span anew:
+ * about once a quantum (~1 ms) or a fit (~10 ms). */
 TRK_EV_INLINE int trk_fast_ok(const struct trk_thread *t, const struct trk_fast_clock *c)
 {
     return TRK_LIKELY(c->f != NULL) &&
            TRK_LIKELY(atomic_load_explicit(&t->ntail, memory_order_relaxed) == t->nhead) &&
-           TRK_LIKELY(t->head < t->fast_end);
+           TRK_LIKELY(t->head < t->fast_end) && TRK_LIKELY(c->f->tsc0 == t->q_tsc0) &&
+           TRK_LIKELY(c->tsc - c->f->tsc0 < t->q_span);
 }
 
 /* trk_rec_end without the scratch case. */
@@ -98,13 +107,13 @@ TRK_EV_INLINE void trk_ev_alloc_inline(struct trk_thread *t, unsigned kind, cons
         return;
     }
     uint8_t *b = t->ring + (t->head & t->ring_mask);
-    uint64_t ts = trk_heap_ts_at(t, trk_tsc_ns_at(c.f, c.tsc));
-    /* record.h's trk_enc_alloc, with its long form kept out of line */
-    uint8_t *e = trk_enc_compact(b, &t->enc, 1, kind, seq, ts, (uintptr_t)p);
+    /* record.h's trk_enc_alloc at the stream's own ts (no time step), its
+     * long form kept out of line */
+    uint8_t *e = trk_enc_compact_tq(b, &t->enc, 1, kind, seq, 0, (uintptr_t)p);
     if (TRK_LIKELY(e != NULL))
         e = trk_put_varint(trk_put_varint(e, size), stack);
     else
-        e = trk_ev_enc_alloc_long(b, &t->enc, kind, seq, ts, (uintptr_t)p, size, stack);
+        e = trk_ev_enc_alloc_long(b, &t->enc, kind, seq, t->enc.ts, (uintptr_t)p, size, stack);
     trk_fast_end(t, b, e, seq);
 }
 
@@ -118,10 +127,9 @@ TRK_EV_INLINE void trk_ev_free_with(struct trk_thread *t, unsigned kind, uint64_
         return;
     }
     uint8_t *b = t->ring + (t->head & t->ring_mask);
-    uint64_t ts = trk_heap_ts_at(t, trk_tsc_ns_at(c->f, c->tsc));
-    uint8_t *e = trk_enc_compact(b, &t->enc, 0, kind, seq, ts, (uintptr_t)p);
+    uint8_t *e = trk_enc_compact_tq(b, &t->enc, 0, kind, seq, 0, (uintptr_t)p);
     if (TRK_UNLIKELY(e == NULL))
-        e = trk_ev_enc_free_long(b, &t->enc, kind, seq, ts, (uintptr_t)p);
+        e = trk_ev_enc_free_long(b, &t->enc, kind, seq, t->enc.ts, (uintptr_t)p);
     trk_fast_end(t, b, e, seq);
 }
 

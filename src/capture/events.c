@@ -105,8 +105,9 @@ void trk_ev_finish(struct trk_thread *t, const uint8_t *buf, size_t len, uint64_
  * call, so nothing to save and restore around one (a call to trk_now_ns
  * and the scratch buffer's frame cost ~40 instructions per event,
  * callgrind). It applies when no nested call waits to be published
- * (nested.c), the clock is the TSC fit and the record fits the ring without
- * wrapping or waiting; any other event takes the general path below, which
+ * (nested.c), the clock is the TSC fit, the record fits the ring without
+ * wrapping or waiting and no heap time step is due (ev_inline.h's
+ * trk_fast_ok); any other event takes the general path below, which
  * writes the same record. */
 
 /* Sets the fast path's bounds from a fresh look at consumed. consumed only
@@ -121,6 +122,38 @@ static void fast_refresh(struct trk_thread *t)
     uint64_t lim = c + size < lap_end ? c + size : lap_end;
     t->fast_end = lim - TRK_REC_MAX + 1;
     t->wake_at = c + size / 2 + 1;
+}
+
+/* The smallest d with ns0 + (d * mult >> 32) >= ts + quantum, or less
+ * (never more): below it trk_tsc_ns_at reads less than a quantum past ts,
+ * which makes trk_heap_ts_at return ts and the compact step 0, exactly.
+ * d * mult < T << 32 is (d * mult) >> 32 < T, T = ts + quantum - ns0. A
+ * 128-bit division, once per quantum or fit. */
+uint64_t trk_heap_q_span(const struct trk_tsc_fit *f, uint64_t ts)
+{
+    uint64_t lim = ts + TRK_HEAP_TS_QUANTUM_NS;
+    if (lim < ts || lim <= f->ns0) /* no reading of f is that early */
+        return 0;
+    if (!f->mult)
+        return UINT64_MAX;
+    unsigned __int128 num = (unsigned __int128)(lim - f->ns0) << 32;
+    unsigned __int128 q = num / f->mult;
+    if (q * f->mult < num)
+        q++;
+    return q > UINT64_MAX ? UINT64_MAX : (uint64_t)q;
+}
+
+/* After a record of the general path: the fast path's bounds from a fresh
+ * look at consumed, and the quantum in ticks for the stream's new ts under
+ * the current fit. */
+static void fast_refresh_all(struct trk_thread *t)
+{
+    fast_refresh(t);
+    const struct trk_tsc_fit *f = atomic_load_explicit(&trk_clock_fit, memory_order_acquire);
+    if (f) {
+        t->q_tsc0 = f->tsc0;
+        t->q_span = trk_heap_q_span(f, t->enc.ts);
+    }
 }
 
 /* head reached wake_at: trk_ring_maybe_wake's check with a fresh consumed.
@@ -162,7 +195,7 @@ __attribute__((noinline)) void trk_ev_alloc_slow(struct trk_thread *t, unsigned 
     uint8_t *b = trk_rec_begin(t, scratch, TRK_REC_MAX);
     uint8_t *e = trk_enc_alloc(b, &t->enc, kind, seq, trk_heap_ts(t), (uintptr_t)p, size, stack);
     trk_rec_end(t, b, e, scratch, seq);
-    fast_refresh(t);
+    fast_refresh_all(t);
 }
 
 void trk_ev_alloc(struct trk_thread *t, unsigned kind, const void *p, size_t size, uint32_t stack)
@@ -179,7 +212,7 @@ __attribute__((noinline)) void trk_ev_free_slow(struct trk_thread *t, unsigned k
     uint8_t *b = trk_rec_begin(t, scratch, TRK_REC_MAX);
     uint8_t *e = trk_enc_free(b, &t->enc, kind, seq, trk_heap_ts(t), (uintptr_t)p);
     trk_rec_end(t, b, e, scratch, seq);
-    fast_refresh(t);
+    fast_refresh_all(t);
     *t->errnop = saved;
 }
 

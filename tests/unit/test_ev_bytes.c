@@ -12,7 +12,10 @@
  * varint), time steps below, at and past the quantum and a clock that
  * steps back, and records that straddle the ring's end (the general path)
  * between ones written in place (the fast path). The clock is a TSC fit
- * of slope 0, so that both paths read the same, chosen time.
+ * of slope 0, so that both paths read the same, chosen time; a new time
+ * is a new fit, with a later tsc0 (a fit's identity, events.h). And the
+ * thread's quantum in ticks (trk_heap_q_span) against the fit's own
+ * arithmetic, at the edge it computes.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -23,6 +26,7 @@
 
 #include <cmocka.h>
 
+#include "capture/ev_inline.h"
 #include "capture/events.h"
 #include "format/format.h"
 
@@ -114,6 +118,14 @@ static size_t spec_event(uint8_t *out, struct spec_state *st, int alloc, unsigne
 
 /* ---- Driving the emitters ----------------------------------------------- */
 
+/* The clock reads ns0 + step from now on: a new fit, as clock.c publishes
+ * one (its tsc0 past the last one's). */
+static void clock_step(int64_t step)
+{
+    fit.ns0 += (uint64_t)step;
+    fit.tsc0++;
+}
+
 static struct spec_state spec;
 static unsigned fast_records, slow_records, wrapped;
 
@@ -126,7 +138,7 @@ static void fresh(void)
     thr.errnop = &errno;
     atomic_store(&thr.floor, UINT64_MAX);
     memset(&spec, 0, sizeof spec);
-    fit.tsc0 = 0;
+    fit.tsc0 = 1;
     fit.mult = 0;
     fit.ns0 = 1000000000;
     atomic_store(&trk_clock_fit, &fit);
@@ -235,9 +247,9 @@ static void test_time_steps(void **unused)
                                     Q + 1024, 3 * Q, -5000, -1,  Q / 2,  Q,     -Q,   2 * Q,
                                     1000000000, 1023 * Q, 2047, 3};
     for (unsigned i = 0; i < sizeof steps / sizeof steps[0]; i++) {
-        fit.ns0 += (uint64_t)steps[i];
+        clock_step(steps[i]);
         event(1, TRK_ALLOC_MALLOC, 0x7000 + 16 * i, 100, 9);
-        fit.ns0 += (uint64_t)(steps[i] / 3);
+        clock_step(steps[i] / 3);
         event(0, TRK_ALLOC_DELETE_ARRAY, 0x7000 + 16 * i, 0, 0);
         /* the long form carries exact time */
         event(1, TRK_ALLOC_ALIGNED_ALLOC, 0x9000 + 64 * i, 64, 2);
@@ -262,7 +274,7 @@ static void test_ring_wrap(void **unused)
         if (x >> 52 & 1)
             atomic_fetch_add(&trk_seq, x >> 53 & 7);
         if ((x >> 56 & 15) == 0)
-            fit.ns0 += (x >> 30 & 0xfffff) * 4;
+            clock_step((int64_t)(x >> 30 & 0xfffff) * 4);
         event(1, x >> 41 & 1 ? TRK_ALLOC_MALLOC : TRK_ALLOC_NEW, live[s], 16 + (x >> 8 & 4095),
               (uint32_t)(x >> 24 & 0x7fff));
     }
@@ -298,12 +310,50 @@ static void test_literal_bytes(void **unused)
     assert_memory_equal(ring + sizeof r1 + sizeof r2, r3, sizeof r3);
 }
 
+/* trk_heap_q_span: below the span every reading of the fit is less than a
+ * quantum past the stream's ts (what lets the fast path skip the multiply),
+ * and at the span it is not (the span is not merely safe but exact). */
+static void test_quantum_span(void **unused)
+{
+    (void)unused;
+    static const uint64_t mults[] = {0, 1, 1431655765, 1u << 31, UINT64_C(1) << 32,
+                                     UINT64_C(3) << 32, UINT64_C(1) << 40, 4294967, 2863311531u};
+    static const int64_t rel[] = {-(int64_t)Q - 1, -(int64_t)Q, -(int64_t)Q + 1, -1, 0, 1, 1023,
+                                  (int64_t)Q, 5000000000, 1000000000000000};
+    uint64_t x = 12345;
+    unsigned tight = 0;
+    for (unsigned m = 0; m < sizeof mults / sizeof mults[0]; m++)
+        for (unsigned r = 0; r < sizeof rel / sizeof rel[0]; r++)
+            for (unsigned k = 0; k < 50; k++) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                struct trk_tsc_fit f = {x, (x >> 3) % (UINT64_C(1) << 60), mults[m]};
+                uint64_t ts = f.ns0 + (uint64_t)rel[r] + (k ? x % 4096 : 0);
+                uint64_t span = trk_heap_q_span(&f, ts), lim = ts + Q;
+                if (span == 0) {
+                    assert_true(f.ns0 >= lim);
+                    continue;
+                }
+                assert_true(trk_tsc_ns_at(&f, f.tsc0 + span - 1) < lim);
+                if (span == UINT64_MAX)
+                    continue;
+                unsigned __int128 at = ((unsigned __int128)span * f.mult) >> 32;
+                if (at + f.ns0 < ((unsigned __int128)1 << 64)) {
+                    assert_true(trk_tsc_ns_at(&f, f.tsc0 + span) >= lim);
+                    tight++;
+                }
+            }
+    assert_true(tight > 1000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_literal_bytes),    cmocka_unit_test(test_address_widths),
         cmocka_unit_test(test_size_stack_widths), cmocka_unit_test(test_seq_gaps),
         cmocka_unit_test(test_time_steps),       cmocka_unit_test(test_ring_wrap),
+        cmocka_unit_test(test_quantum_span),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
