@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "capture/ev_inline.h"
 #include "capture/events.h"
 #include "capture/heap_ts.h"
 #include "capture/output.h"
@@ -100,12 +101,14 @@ void trk_ev_finish(struct trk_thread *t, const uint8_t *buf, size_t len, uint64_
 
 /* ---- ALLOC and FREE: nearly every event ------------------------------------
  *
- * Their fast path is a leaf function: no call, so nothing to save and
- * restore around one (a call to trk_now_ns and the scratch buffer's frame
- * cost ~40 instructions per event, callgrind). It applies when no nested
- * call waits to be published (nested.c), the clock is the TSC fit and the
- * record fits the ring without wrapping or waiting; any other event takes
- * the general path below, which writes the same record. */
+ * Their fast path (ev_inline.h) is inlined into the hooks and makes no
+ * call, so nothing to save and restore around one (a call to trk_now_ns
+ * and the scratch buffer's frame cost ~40 instructions per event,
+ * callgrind). It applies when no nested call waits to be published
+ * (nested.c), the clock is the TSC fit, the record fits the ring without
+ * wrapping or waiting and no heap time step is due (ev_inline.h's
+ * trk_fast_ok); any other event takes the general path below, which
+ * writes the same record. */
 
 /* Sets the fast path's bounds from a fresh look at consumed. consumed only
  * grows, so they stay safe however stale: below fast_end the ring has room
@@ -121,12 +124,44 @@ static void fast_refresh(struct trk_thread *t)
     t->wake_at = c + size / 2 + 1;
 }
 
+/* The smallest d with ns0 + (d * mult >> 32) >= ts + quantum, or less
+ * (never more): below it trk_tsc_ns_at reads less than a quantum past ts,
+ * which makes trk_heap_ts_at return ts and the compact step 0, exactly.
+ * d * mult < T << 32 is (d * mult) >> 32 < T, T = ts + quantum - ns0. A
+ * 128-bit division, once per quantum or fit. */
+uint64_t trk_heap_q_span(const struct trk_tsc_fit *f, uint64_t ts)
+{
+    uint64_t lim = ts + TRK_HEAP_TS_QUANTUM_NS;
+    if (lim < ts || lim <= f->ns0) /* no reading of f is that early */
+        return 0;
+    if (!f->mult)
+        return UINT64_MAX;
+    unsigned __int128 num = (unsigned __int128)(lim - f->ns0) << 32;
+    unsigned __int128 q = num / f->mult;
+    if (q * f->mult < num)
+        q++;
+    return q > UINT64_MAX ? UINT64_MAX : (uint64_t)q;
+}
+
+/* After a record of the general path: the fast path's bounds from a fresh
+ * look at consumed, and the quantum in ticks for the stream's new ts under
+ * the current fit. */
+static void fast_refresh_all(struct trk_thread *t)
+{
+    fast_refresh(t);
+    const struct trk_tsc_fit *f = atomic_load_explicit(&trk_clock_fit, memory_order_acquire);
+    if (f) {
+        t->q_tsc0 = f->tsc0;
+        t->q_span = trk_heap_q_span(f, t->enc.ts);
+    }
+}
+
 /* head reached wake_at: trk_ring_maybe_wake's check with a fresh consumed.
  * While the ring stays past half full (a writer that is behind, already
  * woken), the next check is a sixteenth of the ring later rather than at
  * every event: the ring is then at most 9/16 full when a writer that
  * drained it and cleared wake_sent is woken again. */
-static __attribute__((noinline)) void fast_wake(struct trk_thread *t)
+__attribute__((noinline)) void trk_ev_fast_wake(struct trk_thread *t)
 {
     int saved = *t->errnop; /* trk_ev_free keeps errno (events.h) */
     trk_ring_maybe_wake(t);
@@ -137,48 +172,22 @@ static __attribute__((noinline)) void fast_wake(struct trk_thread *t)
         t->wake_at = next;
 }
 
-/* The fast path's clock: the fit and a TSC reading, taken before the seq.
- * The lock xadd that takes the seq holds back the instructions after it,
- * rdtsc included, which then cost ~25 ns more per event than read ahead of
- * it, overlapped (allocbench CPU 2.97x -> 2.78x with 1 thread, 3.08x ->
- * 2.74x with 2). The reading is still inside the hook: after the
- * allocator returned a block, before a block goes back (docs/FORMAT.md
- * §4.2's bound; a signal handler's event in between is what the encoder's
- * clamp is for). */
-struct fast_clock {
-    const struct trk_tsc_fit *f;
-    uint64_t tsc;
-};
-
-static inline struct fast_clock fast_clock_read(void)
+__attribute__((noinline)) uint8_t *trk_ev_enc_alloc_long(uint8_t *p, struct trk_rec_state *st,
+                                                         unsigned kind, uint64_t seq, uint64_t ts,
+                                                         uint64_t addr, uint64_t size,
+                                                         uint64_t stack)
 {
-    struct fast_clock c = {atomic_load_explicit(&trk_clock_fit, memory_order_acquire),
-                           __builtin_ia32_rdtsc()};
-    return c;
+    return trk_enc_alloc_long(p, st, kind, seq, ts, addr, size, stack);
 }
 
-/* Whether the fast path applies: no nested call waits to be published
- * (nested.c), the clock is the TSC fit and the record fits in place. */
-static inline int fast_ok(const struct trk_thread *t, const struct fast_clock *c)
+__attribute__((noinline)) uint8_t *trk_ev_enc_free_long(uint8_t *p, struct trk_rec_state *st,
+                                                        unsigned kind, uint64_t seq, uint64_t ts,
+                                                        uint64_t addr)
 {
-    return TRK_LIKELY(c->f != NULL) &&
-           TRK_LIKELY(atomic_load_explicit(&t->ntail, memory_order_relaxed) == t->nhead) &&
-           TRK_LIKELY(t->head < t->fast_end);
+    return trk_enc_free_long(p, st, kind, seq, ts, addr);
 }
 
-/* trk_rec_end without the scratch case. */
-static inline void fast_end(struct trk_thread *t, const uint8_t *b, const uint8_t *e, uint64_t seq)
-{
-    uint64_t head = t->head + (uint64_t)(e - b);
-    t->head = head;
-    t->last_seq = seq;
-    atomic_store_explicit(&t->committed, head, memory_order_release);
-    atomic_store_explicit(&t->floor, UINT64_MAX, memory_order_release);
-    if (TRK_UNLIKELY(head >= t->wake_at))
-        fast_wake(t);
-}
-
-static __attribute__((noinline)) void alloc_slow(struct trk_thread *t, unsigned kind, const void *p,
+__attribute__((noinline)) void trk_ev_alloc_slow(struct trk_thread *t, unsigned kind, const void *p,
                                                  size_t size, uint32_t stack, uint64_t seq)
 {
     uint8_t scratch[TRK_REC_MAX];
@@ -186,23 +195,15 @@ static __attribute__((noinline)) void alloc_slow(struct trk_thread *t, unsigned 
     uint8_t *b = trk_rec_begin(t, scratch, TRK_REC_MAX);
     uint8_t *e = trk_enc_alloc(b, &t->enc, kind, seq, trk_heap_ts(t), (uintptr_t)p, size, stack);
     trk_rec_end(t, b, e, scratch, seq);
-    fast_refresh(t);
+    fast_refresh_all(t);
 }
 
 void trk_ev_alloc(struct trk_thread *t, unsigned kind, const void *p, size_t size, uint32_t stack)
 {
-    struct fast_clock c = fast_clock_read();
-    uint64_t seq = trk_ev_begin(t);
-    if (TRK_UNLIKELY(!fast_ok(t, &c))) {
-        alloc_slow(t, kind, p, size, stack, seq);
-        return;
-    }
-    uint8_t *b = t->ring + (t->head & t->ring_mask);
-    uint64_t ts = trk_heap_ts_at(t, trk_tsc_ns_at(c.f, c.tsc));
-    fast_end(t, b, trk_enc_alloc(b, &t->enc, kind, seq, ts, (uintptr_t)p, size, stack), seq);
+    trk_ev_alloc_inline(t, kind, p, size, stack);
 }
 
-static __attribute__((noinline)) void free_slow(struct trk_thread *t, unsigned kind, uint64_t seq,
+__attribute__((noinline)) void trk_ev_free_slow(struct trk_thread *t, unsigned kind, uint64_t seq,
                                                 const void *p)
 {
     uint8_t scratch[TRK_REC_MAX];
@@ -211,34 +212,20 @@ static __attribute__((noinline)) void free_slow(struct trk_thread *t, unsigned k
     uint8_t *b = trk_rec_begin(t, scratch, TRK_REC_MAX);
     uint8_t *e = trk_enc_free(b, &t->enc, kind, seq, trk_heap_ts(t), (uintptr_t)p);
     trk_rec_end(t, b, e, scratch, seq);
-    fast_refresh(t);
+    fast_refresh_all(t);
     *t->errnop = saved;
-}
-
-__attribute__((always_inline)) static inline void free_at(struct trk_thread *t, unsigned kind,
-                                                          uint64_t seq, const void *p,
-                                                          const struct fast_clock *c)
-{
-    if (TRK_UNLIKELY(!fast_ok(t, c))) {
-        free_slow(t, kind, seq, p);
-        return;
-    }
-    uint8_t *b = t->ring + (t->head & t->ring_mask);
-    uint64_t ts = trk_heap_ts_at(t, trk_tsc_ns_at(c->f, c->tsc));
-    fast_end(t, b, trk_enc_free(b, &t->enc, kind, seq, ts, (uintptr_t)p), seq);
 }
 
 void trk_ev_free_at(struct trk_thread *t, unsigned kind, uint64_t seq, const void *p)
 {
-    struct fast_clock c = fast_clock_read();
-    free_at(t, kind, seq, p, &c);
+    struct trk_fast_clock c = trk_fast_clock_read();
+    trk_ev_free_with(t, kind, seq, p, &c);
 }
 
 /* Not through trk_ev_free_at: a call less on every free. */
 void trk_ev_free(struct trk_thread *t, unsigned kind, const void *p)
 {
-    struct fast_clock c = fast_clock_read();
-    free_at(t, kind, trk_ev_begin(t), p, &c);
+    trk_ev_free_inline(t, kind, p);
 }
 
 void trk_ev_realloc(struct trk_thread *t, unsigned kind, uint64_t seq, const void *old,

@@ -40,7 +40,10 @@ uint64_t trk_now_ns(void) TRK_HIDDEN;
 /* The TSC fit trk_now_ns converts with (clock.c); NULL while there is none
  * (coarse clock, or before the first fit). The event fast path (events.c)
  * reads it inline: a call to trk_now_ns made the emitters non-leaf
- * functions that save and restore five registers per event. */
+ * functions that save and restore five registers per event. tsc0 names a
+ * fit: each new one is anchored at a later TSC reading than the last
+ * (clock.c), and the fast path's quantum in ticks (thread.h's q_tsc0,
+ * ev_inline.h) holds only under the fit it was computed for. */
 struct trk_tsc_fit {
     uint64_t tsc0;
     uint64_t ns0;

@@ -4,7 +4,8 @@
  * C++ and jemalloc hooks, src/python's allocator wrappers): record the
  * call, leave, and give the program back the errno its allocator set
  * (recording may make syscalls that change it). Always inlined, so
- * trk_stack's return address is the hook's own caller.
+ * trk_stack's return address is the hook's own caller, and so is the
+ * ALLOC/FREE emitters' fast path (ev_inline.h): no call per event.
  */
 #ifndef TRK_CAPTURE_HOOK_H
 #define TRK_CAPTURE_HOOK_H
@@ -12,6 +13,7 @@
 #include <errno.h>
 #include <stddef.h>
 
+#include "capture/ev_inline.h"
 #include "capture/events.h"
 #include "capture/sample.h"
 #include "capture/stacks.h"
@@ -23,19 +25,19 @@ TRK_HOOK_INLINE void *trk_hook_alloc_end(struct trk_thread *t, unsigned kind, vo
 {
     int *err = t->errnop, saved = *err;
     if (p)
-        trk_ev_alloc(t, kind, p, size, trk_stack_sized(t, size));
+        trk_ev_alloc_inline(t, kind, p, size, trk_stack_sized(t, size));
     trk_leave();
     *err = saved;
     return p;
 }
 
 /* Records a free (before the block is released) with errno kept: by
- * trk_ev_free itself, whose fast path makes no call that could change it
+ * the emitter itself, whose fast path makes no call that could change it
  * and whose slow paths keep it (events.c), so that the hook saves no
  * registers for it. */
 TRK_HOOK_INLINE void trk_hook_free(struct trk_thread *t, unsigned kind, const void *p)
 {
-    trk_ev_free(t, kind, p);
+    trk_ev_free_inline(t, kind, p);
 }
 
 #endif /* TRK_CAPTURE_HOOK_H */

@@ -87,6 +87,7 @@ static void thread_reset(struct trk_thread *t)
 {
     t->head = 0;
     t->fast_end = t->wake_at = 0;
+    t->q_span = 0; /* enc.ts goes back to 0 below */
     t->errnop = &errno;
     t->last_seq = 0;
     t->lost = 0;

@@ -75,6 +75,12 @@ struct trk_thread {
      * (room for TRK_REC_MAX bytes, no wrap), and the writer may need waking
      * once head reaches wake_at. 0 (thread_reset): look again. */
     uint64_t fast_end, wake_at;
+    /* The heap time quantum in TSC ticks (ev_inline.h): under the fit whose
+     * tsc0 is q_tsc0, a reading less than q_span ticks past tsc0 is less
+     * than a quantum past enc.ts, so a heap record says that no time passed
+     * without the fit's multiply. enc.ts only grows, which keeps that true;
+     * thread_reset, which zeroes enc, zeroes q_span: look again. */
+    uint64_t q_tsc0, q_span;
     /* The owner's errno (set by thread_reset, which the owner runs): the
      * hooks keep the program's errno through it (hook.h) without a call
      * to __errno_location through the PLT on every event. */

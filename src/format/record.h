@@ -96,9 +96,13 @@ static const uint8_t trk_compact_slot[2][32] = {
 /* Writes the compact record's tag, seq and time steps and address; returns
  * the end, or NULL (st untouched) when the event needs the long form: a
  * kind without a slot, or an unaligned address delta of 2^62 or more, whose
- * zigzag would leave no room for the flag bit. */
-static inline uint8_t *trk_enc_compact(uint8_t *p, struct trk_rec_state *st, int is_alloc,
-                                       unsigned kind, uint64_t seq, uint64_t ts, uint64_t addr)
+ * zigzag would leave no room for the flag bit. tq is the time step in
+ * TRK_COMPACT_TS_SHIFT units (trk_enc_compact computes it from a ts).
+ * Always inlined: the hooks' fast path (capture/ev_inline.h) must not call
+ * it, and with the kind a constant there its slot lookup folds away. */
+__attribute__((always_inline)) static inline uint8_t *
+trk_enc_compact_tq(uint8_t *p, struct trk_rec_state *st, int is_alloc, unsigned kind, uint64_t seq,
+                   uint64_t tq, uint64_t addr)
 {
     unsigned slot = trk_compact_slot[!is_alloc][kind & 31];
     int64_t d = (int64_t)(addr - st->addr);
@@ -115,7 +119,6 @@ static inline uint8_t *trk_enc_compact(uint8_t *p, struct trk_rec_state *st, int
         return NULL;
     unsigned tag = TRK_REC_COMPACT | (is_alloc ? TRK_REC_COMPACT_ALLOC : 0) | (slot - 1) << 4;
     uint64_t sd = seq - st->seq;
-    uint64_t tq = ts > st->ts ? (ts - st->ts) >> TRK_COMPACT_TS_SHIFT : 0;
     uint8_t *t = p++;
     if (sd - 1 < 3)
         tag |= (unsigned)sd << 2;
@@ -132,6 +135,16 @@ static inline uint8_t *trk_enc_compact(uint8_t *p, struct trk_rec_state *st, int
     st->ts += tq << TRK_COMPACT_TS_SHIFT;
     st->addr = addr;
     return trk_put_varint(p, a);
+}
+
+/* The same for an event at time ts: the step is what takes the stream's ts
+ * to ts, rounded down (none when ts is behind it). */
+__attribute__((always_inline)) static inline uint8_t *
+trk_enc_compact(uint8_t *p, struct trk_rec_state *st, int is_alloc, unsigned kind, uint64_t seq,
+                uint64_t ts, uint64_t addr)
+{
+    uint64_t tq = ts > st->ts ? (ts - st->ts) >> TRK_COMPACT_TS_SHIFT : 0;
+    return trk_enc_compact_tq(p, st, is_alloc, kind, seq, tq, addr);
 }
 
 /* The long forms (every version): exact ns timestamps, any kind. */
