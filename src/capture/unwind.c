@@ -247,6 +247,27 @@ static inline int walk(struct wstate *w)
     }
 }
 
+__thread struct trk_unwind_stop trk_unwind_stop TRK_TLS;
+
+/* walk() that also ends after the stop frame (unwind.h). Never with the
+ * memo: a stopped walk is a few frames, which stepping gives for less than
+ * finding and replaying an entry that runs on past the stop (measured on
+ * Python object stacks: py_alloc_churn 4.2 frames a walk). */
+__attribute__((noinline)) static int walk_stop(struct wstate *w, uintptr_t lo, uintptr_t span)
+{
+    for (;;) {
+        uint64_t rule;
+        uintptr_t ra;
+        int r = w_step(w, &rule, &ra);
+        if (r > 0)
+            r = w_take(w, ra);
+        if (r <= 0)
+            return r < 0 ? -1 : w->n;
+        if (ra - lo < span)
+            return w->n;
+    }
+}
+
 /* ---- Walk memo --------------------------------------------------------------
  *
  * A walk is a pure function of its start state (pc, rsp, rbp), of the rules
@@ -746,6 +767,11 @@ static inline __attribute__((always_inline)) int walk_any(struct trk_unwind_memo
                                                           uintptr_t skip_lo, uintptr_t skip_hi)
 {
     struct wstate w = {pc, sp, bp, ips, n, max, 0, skip_lo, skip_hi - skip_lo, 0};
+    if (TRK_UNLIKELY(trk_unwind_stop.span)) {
+        if (m)
+            m->last = NULL; /* not a memo entry's walk */
+        return walk_stop(&w, trk_unwind_stop.lo, trk_unwind_stop.span);
+    }
     if (!m)
         return walk(&w);
     if (m->busy || m->bypass) {
@@ -800,7 +826,7 @@ int trk_unwind_fast_fp(struct trk_unwind_memo *m, uintptr_t *ips, int max, uintp
         return 0;
     if (ra - skip_lo >= skip_hi - skip_lo) {
         ips[n++] = ra;
-        if (n == max)
+        if (n == max || ra - trk_unwind_stop.lo < trk_unwind_stop.span)
             return n;
     }
     return walk_any(m, ra - 1, fp + 16, f[0], n, ips, max, skip_lo, skip_hi);
