@@ -249,23 +249,67 @@ static inline int walk(struct wstate *w)
 
 __thread struct trk_unwind_stop trk_unwind_stop TRK_TLS;
 
-/* walk() that also ends after the stop frame (unwind.h). Never with the
- * memo: a stopped walk is a few frames, which stepping gives for less than
- * finding and replaying an entry that runs on past the stop (measured on
- * Python object stacks: py_alloc_churn 4.2 frames a walk). */
-__attribute__((noinline)) static int walk_stop(struct wstate *w, uintptr_t lo, uintptr_t span)
+/* ---- Stopped walks ------------------------------------------------------------
+ *
+ * A stopped walk (unwind.h) is a few frames (py_alloc_churn: 4.2 a walk),
+ * which stepping gives for less than finding and replaying a memo entry
+ * that runs on past the stop. Like a memo walk it is a pure function of
+ * its start state, of the rules (fixed while memo_gen is) and of the stack
+ * words it reads, so a small per-thread cache keeps, per start state, the
+ * words read in order and the frames given: a walk from that state that
+ * finds each word as read gives those frames (each address compared follows
+ * from words already found equal, so it is one the walk would read). Python
+ * objects come from a few native paths, each again and again. */
+#define SC_WAYS   16
+#define SC_FRAMES 16
+#define SC_WORDS  (2 * SC_FRAMES)
+struct sc_ent {
+    uintptr_t pc0, sp0, bp0;
+    uint32_t gen;
+    uint8_t n0, n, nw; /* n 0: empty (all zeros is an empty cache) */
+    uintptr_t ips[SC_FRAMES];
+    uintptr_t addr[SC_WORDS], val[SC_WORDS];
+};
+
+/* walk() that also ends after the stop frame; records what it read into e
+ * (NULL: does not), leaving e->n 0 when the walk does not fit or needs
+ * libunwind. */
+__attribute__((noinline)) static int walk_stop(struct wstate *w, uintptr_t lo, uintptr_t span,
+                                               struct sc_ent *e)
 {
+    int n0 = w->n;
+    unsigned nw = 0;
     for (;;) {
         uint64_t rule;
         uintptr_t ra;
         int r = w_step(w, &rule, &ra);
-        if (r > 0)
+        if (r > 0) {
+            unsigned slot = (unsigned)(rule >> 19) & 0x1fff;
+            if (e && nw + 2 <= SC_WORDS) {
+                e->addr[nw] = w->sp - 8; /* w->sp is the frame's CFA now */
+                e->val[nw++] = ra;
+                if (slot) {
+                    e->addr[nw] = w->sp - 8u * slot;
+                    e->val[nw++] = w->bp;
+                }
+            } else {
+                e = NULL;
+            }
             r = w_take(w, ra);
-        if (r <= 0)
-            return r < 0 ? -1 : w->n;
-        if (ra - lo < span)
-            return w->n;
+        }
+        if (r < 0)
+            return -1;
+        if (r == 0 || ra - lo < span)
+            break;
     }
+    if (e && w->n - n0 <= SC_FRAMES) {
+        memcpy(e->ips, w->ips + n0, sizeof(uintptr_t) * (size_t)(w->n - n0));
+        e->nw = (uint8_t)nw;
+        e->n0 = (uint8_t)n0;
+        atomic_signal_fence(memory_order_seq_cst);
+        e->n = (uint8_t)(w->n - n0);
+    }
+    return w->n;
 }
 
 /* ---- Walk memo --------------------------------------------------------------
@@ -357,6 +401,7 @@ struct trk_unwind_memo {
     /* Start states a walk began at lately that no entry holds (a tag per
      * hash, walk_memo): one seen the first time is walked plainly. */
     uint16_t seen[MEMO_SEEN];
+    struct sc_ent sc[SC_WAYS]; /* stopped walks' (walk_stopped) */
     struct memo_ent e[MEMO_WAYS];
 };
 
@@ -760,6 +805,33 @@ static inline __attribute__((always_inline)) int walk_memo(struct trk_unwind_mem
     }
 }
 
+/* A stopped walk, from m's cache when it holds the walk from this start
+ * state and every word it read still reads the same. */
+static int walk_stopped(struct trk_unwind_memo *m, struct wstate *w, uintptr_t lo, uintptr_t span)
+{
+    uint32_t gen = atomic_load_explicit(&memo_gen, memory_order_acquire);
+    uint64_t h = (w->pc ^ (w->sp << 17) ^ (w->bp << 29)) * 0x9E3779B97F4A7C15ULL;
+    struct sc_ent *e = &m->sc[h >> (64 - 4)];
+    if (e->n && e->pc0 == w->pc && e->sp0 == w->sp && e->bp0 == w->bp && e->gen == gen &&
+        e->n0 == w->n && w->n + e->n <= w->max) {
+        unsigned i = 0;
+        while (i < e->nw && *(const uintptr_t *)e->addr[i] == e->val[i])
+            i++;
+        if (i == e->nw) {
+            memcpy(w->ips + w->n, e->ips, sizeof(uintptr_t) * e->n);
+            return w->n + e->n;
+        }
+    }
+    e->n = 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    e->pc0 = w->pc;
+    e->sp0 = w->sp;
+    e->bp0 = w->bp;
+    e->gen = gen;
+    return walk_stop(w, lo, span, w->n <= 255 ? e : NULL);
+}
+_Static_assert(SC_WAYS == 16, "walk_stopped takes 4 bits");
+
 /* The memo when this thread has one and is not already walking with it. */
 static inline __attribute__((always_inline)) int walk_any(struct trk_unwind_memo *m, uintptr_t pc,
                                                           uintptr_t sp, uintptr_t bp, int n,
@@ -768,9 +840,16 @@ static inline __attribute__((always_inline)) int walk_any(struct trk_unwind_memo
 {
     struct wstate w = {pc, sp, bp, ips, n, max, 0, skip_lo, skip_hi - skip_lo, 0};
     if (TRK_UNLIKELY(trk_unwind_stop.span)) {
-        if (m)
-            m->last = NULL; /* not a memo entry's walk */
-        return walk_stop(&w, trk_unwind_stop.lo, trk_unwind_stop.span);
+        uintptr_t lo = trk_unwind_stop.lo, span = trk_unwind_stop.span;
+        if (!m || m->busy)
+            return walk_stop(&w, lo, span, NULL);
+        m->last = NULL; /* not a memo entry's walk */
+        m->busy = 1;
+        atomic_signal_fence(memory_order_seq_cst);
+        int r = walk_stopped(m, &w, lo, span);
+        atomic_signal_fence(memory_order_seq_cst);
+        m->busy = 0;
+        return r;
     }
     if (!m)
         return walk(&w);

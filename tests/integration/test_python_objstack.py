@@ -12,6 +12,12 @@ and a bytearray's buffer. As `leaks --native --python-internals` shows them:
   the fixture's lines, and no native frame after raw_decode;
 - cb's lists: cb, main, <module>, no native frame between (map's frames
   are not walked for an object);
+- the text reports' header says so with --native, and not without;
+- with TRACKER_UNWIND_CHECK=1 every object's walk (stopped at the
+  evaluation loop, and given again from the unwinder's cache of stopped
+  walks where the stack words read match: src/capture/unwind.c) is the one
+  libunwind gives cut at the same frame, here and on memo_native.py, whose
+  objects come from one Python instruction through two native paths;
 - without --python-allocators, the buffer's stack still has the
   interpreter's native frames under <module> (malloc's blocks keep them).
 On /usr/bin/python3 and on the python3 on PATH (pyenv's shim here)."""
@@ -22,8 +28,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import Skip, check, eq, main  # noqa: E402
-from pyutil import (SYS_PY, fixture, first_py, is_python, marker, need_python,  # noqa: E402
-                    pyrun, report, show)
+from pyutil import (fixture, first_py, is_python, marker, need_python, pyrun,  # noqa: E402
+                    report, show, text)
 
 FX = "obj_stack.py"
 N = 200
@@ -43,9 +49,15 @@ def pyframes(stack, i):
             for f in stack[i:]]
 
 
+NOTE = "an object's native frames end at its innermost Python frame"
+
+
 def leaks(env, python, flags):
     _, out, v = pyrun(env, ["--python", python] + flags + [fixture(FX), str(N)])
     eq(v.get("ran"), 1, "obj_stack.py ran")
+    objects = "--python-allocators" in flags
+    eq(NOTE in text(env, "summary", ["--native", out]), objects, "the header's note, --native")
+    eq(NOTE in text(env, "summary", [out]), False, "the header's note without --native")
     return v, report(env, "leaks", ["-n", "0", "--native", "--python-internals", out])
 
 
@@ -101,6 +113,18 @@ def check_malloc_kept(env, python):
         check(any(not is_python(f) for f in st[i:]),
               "the buffer's stack lost its native frames:\n      " + show(st, 30))
     eq(found, 1, "groups of the bytearray buffer")
+
+
+def test_objects_unwind_check(env):
+    python = need_python()
+    for fx, args in ((FX, [str(10 * N)]), ("memo_native.py", ["2000"])):
+        _, out, v = pyrun(env, ["--python", python, "--python-allocators", fixture(fx)] + args,
+                          extra_env={"TRACKER_UNWIND_CHECK": "1"})
+        eq(v.get("ran"), 1, fx + " ran")
+        st = env.stats(out, allow_truncated=True)
+        eq(st["unwind_mismatches"], 0, fx + ": walks where the own unwinder and libunwind differ")
+        check(st["unwind_checked"] >= 20 * N, "%s: %d walks compared, want at least %d"
+              % (fx, st["unwind_checked"], 20 * N))
 
 
 def test_objects(env):
