@@ -267,9 +267,45 @@ struct sc_ent {
     uintptr_t pc0, sp0, bp0;
     uint32_t gen;
     uint8_t n0, n, nw; /* n 0: empty (all zeros is an empty cache) */
+    uint8_t needbp;    /* a rule reads the start rbp: bp0 is part of the key */
     uintptr_t ips[SC_FRAMES];
     uintptr_t addr[SC_WORDS], val[SC_WORDS];
 };
+
+/* What a stopped walk read, in order: each frame's return address, and
+ * its saved rbp where its rule restores one (kept in the entry only where
+ * a later rule reads that rbp: in code without frame pointers rbp is a
+ * general register, whose saved value differs from call to call). */
+struct sc_rec {
+    unsigned nw;
+    uint8_t rbp_cfa[SC_WORDS]; /* word i is a return address whose rule used rbp */
+    uint8_t is_bp[SC_WORDS];
+};
+
+/* Keeps the words of r a later rule needs (from the end back: the walk
+ * stops, so rbp after the last frame is read by nobody) into e. */
+static void sc_finish(struct sc_ent *e, const struct sc_rec *r)
+{
+    int live = 0;
+    uint8_t keep[SC_WORDS];
+    for (unsigned i = r->nw; i-- > 0;) {
+        if (r->is_bp[i]) { /* the rbp the step of word i - 1 restored */
+            keep[i] = (uint8_t)live;
+            live = 0;
+        } else {
+            keep[i] = 1;
+            live |= r->rbp_cfa[i];
+        }
+    }
+    e->needbp = (uint8_t)live;
+    unsigned k = 0;
+    for (unsigned i = 0; i < r->nw; i++)
+        if (keep[i]) {
+            e->addr[k] = e->addr[i];
+            e->val[k++] = e->val[i];
+        }
+    e->nw = (uint8_t)k;
+}
 
 /* walk() that also ends after the stop frame; records what it read into e
  * (NULL: does not), leaving e->n 0 when the walk does not fit or needs
@@ -278,20 +314,26 @@ __attribute__((noinline)) static int walk_stop(struct wstate *w, uintptr_t lo, u
                                                struct sc_ent *e)
 {
     int n0 = w->n;
-    unsigned nw = 0;
+    struct sc_rec rec;
+    rec.nw = 0;
     for (;;) {
         uint64_t rule;
         uintptr_t ra;
         int r = w_step(w, &rule, &ra);
         if (r > 0) {
-            unsigned slot = (unsigned)(rule >> 19) & 0x1fff;
+            unsigned slot = (unsigned)(rule >> 19) & 0x1fff, nw = rec.nw;
             if (e && nw + 2 <= SC_WORDS) {
                 e->addr[nw] = w->sp - 8; /* w->sp is the frame's CFA now */
-                e->val[nw++] = ra;
+                e->val[nw] = ra;
+                rec.rbp_cfa[nw] = (rule & (1u << 18)) != 0;
+                rec.is_bp[nw++] = 0;
                 if (slot) {
                     e->addr[nw] = w->sp - 8u * slot;
-                    e->val[nw++] = w->bp;
+                    e->val[nw] = w->bp;
+                    rec.rbp_cfa[nw] = 0;
+                    rec.is_bp[nw++] = 1;
                 }
+                rec.nw = nw;
             } else {
                 e = NULL;
             }
@@ -304,7 +346,7 @@ __attribute__((noinline)) static int walk_stop(struct wstate *w, uintptr_t lo, u
     }
     if (e && w->n - n0 <= SC_FRAMES) {
         memcpy(e->ips, w->ips + n0, sizeof(uintptr_t) * (size_t)(w->n - n0));
-        e->nw = (uint8_t)nw;
+        sc_finish(e, &rec);
         e->n0 = (uint8_t)n0;
         atomic_signal_fence(memory_order_seq_cst);
         e->n = (uint8_t)(w->n - n0);
@@ -810,10 +852,10 @@ static inline __attribute__((always_inline)) int walk_memo(struct trk_unwind_mem
 static int walk_stopped(struct trk_unwind_memo *m, struct wstate *w, uintptr_t lo, uintptr_t span)
 {
     uint32_t gen = atomic_load_explicit(&memo_gen, memory_order_acquire);
-    uint64_t h = (w->pc ^ (w->sp << 17) ^ (w->bp << 29)) * 0x9E3779B97F4A7C15ULL;
+    uint64_t h = (w->pc ^ (w->sp << 17)) * 0x9E3779B97F4A7C15ULL;
     struct sc_ent *e = &m->sc[h >> (64 - 4)];
-    if (e->n && e->pc0 == w->pc && e->sp0 == w->sp && e->bp0 == w->bp && e->gen == gen &&
-        e->n0 == w->n && w->n + e->n <= w->max) {
+    if (e->n && e->pc0 == w->pc && e->sp0 == w->sp && (!e->needbp || e->bp0 == w->bp) &&
+        e->gen == gen && e->n0 == w->n && w->n + e->n <= w->max) {
         unsigned i = 0;
         while (i < e->nw && *(const uintptr_t *)e->addr[i] == e->val[i])
             i++;
