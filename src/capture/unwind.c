@@ -307,11 +307,26 @@ static void sc_finish(struct sc_ent *e, const struct sc_rec *r)
     e->nw = (uint8_t)k;
 }
 
-/* walk() that also ends after the stop frame; records what it read into e
- * (NULL: does not), leaving e->n 0 when the walk does not fit or needs
- * libunwind. */
-__attribute__((noinline)) static int walk_stop(struct wstate *w, uintptr_t lo, uintptr_t span,
-                                               struct sc_ent *e)
+/* walk() that also ends after the stop frame. */
+__attribute__((noinline)) static int walk_stop(struct wstate *w, uintptr_t lo, uintptr_t span)
+{
+    for (;;) {
+        uint64_t rule;
+        uintptr_t ra;
+        int r = w_step(w, &rule, &ra);
+        if (r > 0)
+            r = w_take(w, ra);
+        if (r <= 0)
+            return r < 0 ? -1 : w->n;
+        if (ra - lo < span)
+            return w->n;
+    }
+}
+
+/* walk_stop recording what it read into e, leaving e->n 0 when the walk
+ * does not fit or needs libunwind. */
+__attribute__((noinline)) static int walk_stop_rec(struct wstate *w, uintptr_t lo, uintptr_t span,
+                                                   struct sc_ent *e)
 {
     int n0 = w->n;
     struct sc_rec rec;
@@ -322,7 +337,7 @@ __attribute__((noinline)) static int walk_stop(struct wstate *w, uintptr_t lo, u
         int r = w_step(w, &rule, &ra);
         if (r > 0) {
             unsigned slot = (unsigned)(rule >> 19) & 0x1fff, nw = rec.nw;
-            if (e && nw + 2 <= SC_WORDS) {
+            if (e && nw + 2 <= SC_WORDS && w->n - n0 < SC_FRAMES) {
                 e->addr[nw] = w->sp - 8; /* w->sp is the frame's CFA now */
                 e->val[nw] = ra;
                 rec.rbp_cfa[nw] = (rule & (1u << 18)) != 0;
@@ -384,7 +399,7 @@ __attribute__((noinline)) static int walk_stop(struct wstate *w, uintptr_t lo, u
  * torch: a library's static constructors, 1.1 M walks), recording the
  * first frames cost about twice a plain step, plus the entry's upkeep,
  * and evicted entries that were found again. */
-#define MEMO_SEEN 128 /* 16-bit tags: the memo stays in 17 pages */
+#define MEMO_SEEN 128 /* 16-bit tags: the memo stays in 20 pages (17 without sc[]) */
 struct memo_lvl {
     uintptr_t cfa, ra;
 };
@@ -444,6 +459,8 @@ struct trk_unwind_memo {
      * hash, walk_memo): one seen the first time is walked plainly. */
     uint16_t seen[MEMO_SEEN];
     struct sc_ent sc[SC_WAYS]; /* stopped walks' (walk_stopped) */
+    uint8_t sc_last[SC_WAYS / 2];
+    uint32_t sc_walks, sc_hits, sc_bypass;
     struct memo_ent e[MEMO_WAYS];
 };
 
@@ -849,30 +866,56 @@ static inline __attribute__((always_inline)) int walk_memo(struct trk_unwind_mem
 
 /* A stopped walk, from m's cache when it holds the walk from this start
  * state and every word it read still reads the same. */
+static int sc_hit(const struct sc_ent *e, const struct wstate *w, uint32_t gen)
+{
+    if (!(e->n && e->pc0 == w->pc && e->sp0 == w->sp && (!e->needbp || e->bp0 == w->bp) &&
+          e->gen == gen && e->n0 == w->n && w->n + e->n <= w->max))
+        return 0;
+    for (unsigned i = 0; i < e->nw; i++)
+        if (*(const uintptr_t *)e->addr[i] != e->val[i])
+            return 0;
+    return 1;
+}
+
+/* Two ways a start state (native paths that differ above one allocator
+ * call site alternate), the way found last kept. Where under half the
+ * walks hit over 256 (json's encoder: deep, varied recursion), recording
+ * costs more than hits save: the next 4,096 walks step plainly. */
 static int walk_stopped(struct trk_unwind_memo *m, struct wstate *w, uintptr_t lo, uintptr_t span)
 {
+    if (m->sc_bypass) {
+        m->sc_bypass--;
+        return walk_stop(w, lo, span);
+    }
+    if (++m->sc_walks == 256) {
+        if (2 * m->sc_hits < m->sc_walks)
+            m->sc_bypass = 4096;
+        m->sc_walks = m->sc_hits = 0;
+    }
     uint32_t gen = atomic_load_explicit(&memo_gen, memory_order_acquire);
     uint64_t h = (w->pc ^ (w->sp << 17)) * 0x9E3779B97F4A7C15ULL;
-    struct sc_ent *e = &m->sc[h >> (64 - 4)];
-    if (e->n && e->pc0 == w->pc && e->sp0 == w->sp && (!e->needbp || e->bp0 == w->bp) &&
-        e->gen == gen && e->n0 == w->n && w->n + e->n <= w->max) {
-        unsigned i = 0;
-        while (i < e->nw && *(const uintptr_t *)e->addr[i] == e->val[i])
-            i++;
-        if (i == e->nw) {
+    unsigned set = (unsigned)(h >> (64 - 3)) * 2;
+    for (unsigned k = 0; k < 2; k++) {
+        struct sc_ent *e = &m->sc[set + k];
+        if (sc_hit(e, w, gen)) {
             memcpy(w->ips + w->n, e->ips, sizeof(uintptr_t) * e->n);
+            m->sc_hits++;
+            m->sc_last[set / 2] = (uint8_t)k;
             return w->n + e->n;
         }
     }
+    unsigned k = !m->sc_last[set / 2]; /* the other way */
+    m->sc_last[set / 2] = (uint8_t)k;
+    struct sc_ent *e = &m->sc[set + k];
     e->n = 0;
     atomic_signal_fence(memory_order_seq_cst);
     e->pc0 = w->pc;
     e->sp0 = w->sp;
     e->bp0 = w->bp;
     e->gen = gen;
-    return walk_stop(w, lo, span, w->n <= 255 ? e : NULL);
+    return w->n <= 255 ? walk_stop_rec(w, lo, span, e) : walk_stop(w, lo, span);
 }
-_Static_assert(SC_WAYS == 16, "walk_stopped takes 4 bits");
+_Static_assert(SC_WAYS == 16, "walk_stopped takes 3 bits for 8 sets of 2");
 
 /* The memo when this thread has one and is not already walking with it. */
 static inline __attribute__((always_inline)) int walk_any(struct trk_unwind_memo *m, uintptr_t pc,
@@ -884,7 +927,7 @@ static inline __attribute__((always_inline)) int walk_any(struct trk_unwind_memo
     if (TRK_UNLIKELY(trk_unwind_stop.span)) {
         uintptr_t lo = trk_unwind_stop.lo, span = trk_unwind_stop.span;
         if (!m || m->busy)
-            return walk_stop(&w, lo, span, NULL);
+            return walk_stop(&w, lo, span);
         m->last = NULL; /* not a memo entry's walk */
         m->busy = 1;
         atomic_signal_fence(memory_order_seq_cst);
