@@ -487,14 +487,16 @@ int trk_py_stack(struct trk_thread *t, uint32_t *id)
     }
     int nn;
     if (trk_py_obj_event) {
-        /* A pymalloc object (--python-allocators): the native frames down to
-         * the innermost evaluation loop only, the Python frames for all
-         * below. What a full walk would add there (the interpreter's own
-         * frames between and under Python frames: Py_RunMain, main, a C
-         * function calling back into Python) is most of the walk and of the
-         * stack's hash and intern on the object path, and reports show
-         * Python frames there anyway; README ("Python") says what --native
-         * then shows. The frames above it, a C extension's, stay. */
+        /* A block from Python's allocators (--python-allocators): the
+         * native frames down to the innermost evaluation loop only, the
+         * Python frames for all below. What a full walk would add there
+         * (the interpreter's frames between and under Python frames:
+         * Py_RunMain, main, a C function calling back into Python) cost a
+         * step each and their share of the hash and intern, per object
+         * (py_alloc_churn: the stack 963 -> 738 Ir an object, with the
+         * unwinder's cache of stopped walks; bench/results_pyalloc.md).
+         * Reports show Python frames there anyway; README ("Python") says
+         * what --native shows. A C extension's frames above it stay. */
         trk_unwind_stop.lo = (uintptr_t)trk_pyapi.eval_lo + 1;
         trk_unwind_stop.span = (uintptr_t)trk_pyapi.eval_hi - (uintptr_t)trk_pyapi.eval_lo;
         nn = trk_stack_unwind(t, trk_cfg.depth);
