@@ -335,14 +335,15 @@ static inline __attribute__((always_inline)) int unwind_at(struct trk_thread *t,
         if (TRK_LIKELY(n >= 0)) {
             if (TRK_UNLIKELY(trk_unwind_check_due())) {
                 uintptr_t *ref = trk_unwind_check_buf();
-                if (ref)
-                    trk_unwind_check_record(t->ips, n, ref, libunwind_walk(t, ref, max));
+                if (ref) /* cut where the own walk stopped (unwind.h) */
+                    trk_unwind_check_record(t->ips, n, ref,
+                                            trk_unwind_stop_cut(ref, libunwind_walk(t, ref, max)));
             }
             return n;
         }
         trk_unwind_note_fallback();
     }
-    return libunwind_walk(t, t->ips, max);
+    return trk_unwind_stop_cut(t->ips, libunwind_walk(t, t->ips, max));
 }
 
 /* The hook frame of the trk_stack_from call in progress on this thread,

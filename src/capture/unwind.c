@@ -247,6 +247,128 @@ static inline int walk(struct wstate *w)
     }
 }
 
+__thread struct trk_unwind_stop trk_unwind_stop TRK_TLS;
+
+/* ---- Stopped walks ------------------------------------------------------------
+ *
+ * A stopped walk (unwind.h) is a few frames (py_alloc_churn: 4.2 a walk),
+ * which stepping gives for less than finding and replaying a memo entry
+ * that runs on past the stop. Like a memo walk it is a pure function of
+ * its start state, of the rules (fixed while memo_gen is) and of the stack
+ * words it reads, so a small per-thread cache keeps, per start state, the
+ * words read in order and the frames given: a walk from that state that
+ * finds each word as read gives those frames (each address compared follows
+ * from words already found equal, so it is one the walk would read). Python
+ * objects come from a few native paths, each again and again. */
+#define SC_WAYS   16
+#define SC_FRAMES 16
+#define SC_WORDS  (2 * SC_FRAMES)
+struct sc_ent {
+    uintptr_t pc0, sp0, bp0;
+    uint32_t gen;
+    uint8_t n0, n, nw; /* n 0: empty (all zeros is an empty cache) */
+    uint8_t needbp;    /* a rule reads the start rbp: bp0 is part of the key */
+    uintptr_t ips[SC_FRAMES];
+    uintptr_t addr[SC_WORDS], val[SC_WORDS];
+};
+
+/* What a stopped walk read, in order: each frame's return address, and
+ * its saved rbp where its rule restores one (kept in the entry only where
+ * a later rule reads that rbp: in code without frame pointers rbp is a
+ * general register, whose saved value differs from call to call). */
+struct sc_rec {
+    unsigned nw;
+    uint8_t rbp_cfa[SC_WORDS]; /* word i is a return address whose rule used rbp */
+    uint8_t is_bp[SC_WORDS];
+};
+
+/* Keeps the words of r a later rule needs (from the end back: the walk
+ * stops, so rbp after the last frame is read by nobody) into e. */
+static void sc_finish(struct sc_ent *e, const struct sc_rec *r)
+{
+    int live = 0;
+    uint8_t keep[SC_WORDS];
+    for (unsigned i = r->nw; i-- > 0;) {
+        if (r->is_bp[i]) { /* the rbp the step of word i - 1 restored */
+            keep[i] = (uint8_t)live;
+            live = 0;
+        } else {
+            keep[i] = 1;
+            live |= r->rbp_cfa[i];
+        }
+    }
+    e->needbp = (uint8_t)live;
+    unsigned k = 0;
+    for (unsigned i = 0; i < r->nw; i++)
+        if (keep[i]) {
+            e->addr[k] = e->addr[i];
+            e->val[k++] = e->val[i];
+        }
+    e->nw = (uint8_t)k;
+}
+
+/* walk() that also ends after the stop frame. */
+__attribute__((noinline)) static int walk_stop(struct wstate *w, uintptr_t lo, uintptr_t span)
+{
+    for (;;) {
+        uint64_t rule;
+        uintptr_t ra;
+        int r = w_step(w, &rule, &ra);
+        if (r > 0)
+            r = w_take(w, ra);
+        if (r <= 0)
+            return r < 0 ? -1 : w->n;
+        if (ra - lo < span)
+            return w->n;
+    }
+}
+
+/* walk_stop recording what it read into e, leaving e->n 0 when the walk
+ * does not fit or needs libunwind. */
+__attribute__((noinline)) static int walk_stop_rec(struct wstate *w, uintptr_t lo, uintptr_t span,
+                                                   struct sc_ent *e)
+{
+    int n0 = w->n;
+    struct sc_rec rec;
+    rec.nw = 0;
+    for (;;) {
+        uint64_t rule;
+        uintptr_t ra;
+        int r = w_step(w, &rule, &ra);
+        if (r > 0) {
+            unsigned slot = (unsigned)(rule >> 19) & 0x1fff, nw = rec.nw;
+            if (e && nw + 2 <= SC_WORDS && w->n - n0 < SC_FRAMES) {
+                e->addr[nw] = w->sp - 8; /* w->sp is the frame's CFA now */
+                e->val[nw] = ra;
+                rec.rbp_cfa[nw] = (rule & (1u << 18)) != 0;
+                rec.is_bp[nw++] = 0;
+                if (slot) {
+                    e->addr[nw] = w->sp - 8u * slot;
+                    e->val[nw] = w->bp;
+                    rec.rbp_cfa[nw] = 0;
+                    rec.is_bp[nw++] = 1;
+                }
+                rec.nw = nw;
+            } else {
+                e = NULL;
+            }
+            r = w_take(w, ra);
+        }
+        if (r < 0)
+            return -1;
+        if (r == 0 || ra - lo < span)
+            break;
+    }
+    if (e && w->n - n0 <= SC_FRAMES) {
+        memcpy(e->ips, w->ips + n0, sizeof(uintptr_t) * (size_t)(w->n - n0));
+        sc_finish(e, &rec);
+        e->n0 = (uint8_t)n0;
+        atomic_signal_fence(memory_order_seq_cst);
+        e->n = (uint8_t)(w->n - n0);
+    }
+    return w->n;
+}
+
 /* ---- Walk memo --------------------------------------------------------------
  *
  * A walk is a pure function of its start state (pc, rsp, rbp), of the rules
@@ -277,7 +399,7 @@ static inline int walk(struct wstate *w)
  * torch: a library's static constructors, 1.1 M walks), recording the
  * first frames cost about twice a plain step, plus the entry's upkeep,
  * and evicted entries that were found again. */
-#define MEMO_SEEN 128 /* 16-bit tags: the memo stays in 17 pages */
+#define MEMO_SEEN 128 /* 16-bit tags: the memo stays in 20 pages (17 without sc[]) */
 struct memo_lvl {
     uintptr_t cfa, ra;
 };
@@ -336,6 +458,9 @@ struct trk_unwind_memo {
     /* Start states a walk began at lately that no entry holds (a tag per
      * hash, walk_memo): one seen the first time is walked plainly. */
     uint16_t seen[MEMO_SEEN];
+    struct sc_ent sc[SC_WAYS]; /* stopped walks' (walk_stopped) */
+    uint8_t sc_last[SC_WAYS / 2];
+    uint32_t sc_walks, sc_hits, sc_bypass;
     struct memo_ent e[MEMO_WAYS];
 };
 
@@ -739,6 +864,59 @@ static inline __attribute__((always_inline)) int walk_memo(struct trk_unwind_mem
     }
 }
 
+/* A stopped walk, from m's cache when it holds the walk from this start
+ * state and every word it read still reads the same. */
+static int sc_hit(const struct sc_ent *e, const struct wstate *w, uint32_t gen)
+{
+    if (!(e->n && e->pc0 == w->pc && e->sp0 == w->sp && (!e->needbp || e->bp0 == w->bp) &&
+          e->gen == gen && e->n0 == w->n && w->n + e->n <= w->max))
+        return 0;
+    for (unsigned i = 0; i < e->nw; i++)
+        if (*(const uintptr_t *)e->addr[i] != e->val[i])
+            return 0;
+    return 1;
+}
+
+/* Two ways a start state (native paths that differ above one allocator
+ * call site alternate), the way found last kept. Where under half the
+ * walks hit over 256 (json's encoder: deep, varied recursion), recording
+ * costs more than hits save: the next 4,096 walks step plainly. */
+static int walk_stopped(struct trk_unwind_memo *m, struct wstate *w, uintptr_t lo, uintptr_t span)
+{
+    if (m->sc_bypass) {
+        m->sc_bypass--;
+        return walk_stop(w, lo, span);
+    }
+    if (++m->sc_walks == 256) {
+        if (2 * m->sc_hits < m->sc_walks)
+            m->sc_bypass = 4096;
+        m->sc_walks = m->sc_hits = 0;
+    }
+    uint32_t gen = atomic_load_explicit(&memo_gen, memory_order_acquire);
+    uint64_t h = (w->pc ^ (w->sp << 17)) * 0x9E3779B97F4A7C15ULL;
+    unsigned set = (unsigned)(h >> (64 - 3)) * 2;
+    for (unsigned k = 0; k < 2; k++) {
+        struct sc_ent *e = &m->sc[set + k];
+        if (sc_hit(e, w, gen)) {
+            memcpy(w->ips + w->n, e->ips, sizeof(uintptr_t) * e->n);
+            m->sc_hits++;
+            m->sc_last[set / 2] = (uint8_t)k;
+            return w->n + e->n;
+        }
+    }
+    unsigned k = !m->sc_last[set / 2]; /* the other way */
+    m->sc_last[set / 2] = (uint8_t)k;
+    struct sc_ent *e = &m->sc[set + k];
+    e->n = 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    e->pc0 = w->pc;
+    e->sp0 = w->sp;
+    e->bp0 = w->bp;
+    e->gen = gen;
+    return w->n <= 255 ? walk_stop_rec(w, lo, span, e) : walk_stop(w, lo, span);
+}
+_Static_assert(SC_WAYS == 16, "walk_stopped takes 3 bits for 8 sets of 2");
+
 /* The memo when this thread has one and is not already walking with it. */
 static inline __attribute__((always_inline)) int walk_any(struct trk_unwind_memo *m, uintptr_t pc,
                                                           uintptr_t sp, uintptr_t bp, int n,
@@ -746,6 +924,18 @@ static inline __attribute__((always_inline)) int walk_any(struct trk_unwind_memo
                                                           uintptr_t skip_lo, uintptr_t skip_hi)
 {
     struct wstate w = {pc, sp, bp, ips, n, max, 0, skip_lo, skip_hi - skip_lo, 0};
+    if (TRK_UNLIKELY(trk_unwind_stop.span)) {
+        uintptr_t lo = trk_unwind_stop.lo, span = trk_unwind_stop.span;
+        if (!m || m->busy)
+            return walk_stop(&w, lo, span);
+        m->last = NULL; /* not a memo entry's walk */
+        m->busy = 1;
+        atomic_signal_fence(memory_order_seq_cst);
+        int r = walk_stopped(m, &w, lo, span);
+        atomic_signal_fence(memory_order_seq_cst);
+        m->busy = 0;
+        return r;
+    }
     if (!m)
         return walk(&w);
     if (m->busy || m->bypass) {
@@ -800,7 +990,7 @@ int trk_unwind_fast_fp(struct trk_unwind_memo *m, uintptr_t *ips, int max, uintp
         return 0;
     if (ra - skip_lo >= skip_hi - skip_lo) {
         ips[n++] = ra;
-        if (n == max)
+        if (n == max || ra - trk_unwind_stop.lo < trk_unwind_stop.span)
             return n;
     }
     return walk_any(m, ra - 1, fp + 16, f[0], n, ips, max, skip_lo, skip_hi);

@@ -54,6 +54,27 @@ void trk_unwind_forget_range(uintptr_t lo, uintptr_t hi) TRK_HIDDEN;
 
 /* ---- The walk (unwind.c) --------------------------------------------------- */
 
+/* A stop frame for the calling thread's walks while span is not 0: a walk
+ * ends after the first frame whose return address ra has ra - lo < span, as
+ * if max ended it there (and without the walk memo). src/python sets it
+ * around the walk of a Python object's stack, whose frames under the
+ * evaluation loop it replaces by Python frames (py_stack.c). libunwind's
+ * walks ignore it: trk_unwind_stop_cut cuts them alike (stacks.c). */
+struct trk_unwind_stop {
+    uintptr_t lo, span;
+};
+extern __thread struct trk_unwind_stop trk_unwind_stop TRK_TLS TRK_HIDDEN;
+
+/* ips[0..n) cut after the stop frame, when a stop is set and found. */
+static inline int trk_unwind_stop_cut(const uintptr_t *ips, int n)
+{
+    if (__builtin_expect(trk_unwind_stop.span != 0, 0))
+        for (int i = 0; i < n; i++)
+            if (ips[i] - trk_unwind_stop.lo < trk_unwind_stop.span)
+                return i + 1;
+    return n;
+}
+
 /* Configured by TRACKER_UNWIND / TRACKER_UNWIND_CHECK (config.c). */
 void trk_unwind_configure(int own, unsigned check_every) TRK_HIDDEN;
 /* 1 when the own walker is on. */

@@ -18,6 +18,17 @@
 
 static struct trk_py_memalloc orig_mem, orig_obj;
 
+__thread int trk_py_obj_event TRK_TLS;
+
+/* The event's stack, with the object flag up for py_stack.c. */
+TRK_HOOK_INLINE void *alloc_end(struct trk_thread *t, unsigned kind, void *p, size_t n)
+{
+    trk_py_obj_event = 1;
+    p = trk_hook_alloc_end(t, kind, p, n);
+    trk_py_obj_event = 0;
+    return p;
+}
+
 static inline void inner(void)
 {
     trk_guard_set(TRK_GUARD_INTERNAL);
@@ -37,7 +48,7 @@ static void *w_malloc(void *ctx, size_t n)
     inner();
     void *p = o->malloc(o->ctx, n);
     outer();
-    return trk_hook_alloc_end(t, TRK_ALLOC_PYMALLOC, p, n);
+    return alloc_end(t, TRK_ALLOC_PYMALLOC, p, n);
 }
 
 static void *w_calloc(void *ctx, size_t n, size_t size)
@@ -49,7 +60,7 @@ static void *w_calloc(void *ctx, size_t n, size_t size)
     inner();
     void *p = o->calloc(o->ctx, n, size);
     outer();
-    return trk_hook_alloc_end(t, TRK_ALLOC_PYCALLOC, p, n * size);
+    return alloc_end(t, TRK_ALLOC_PYCALLOC, p, n * size);
 }
 
 /* pymalloc's realloc(p, 0) keeps a (minimal) block, unlike libc's. */
@@ -61,6 +72,7 @@ static void *w_realloc(void *ctx, void *p, size_t n)
         return o->realloc(o->ctx, p, n);
     void *q;
     int saved;
+    trk_py_obj_event = 1;
     if (!p) {
         inner();
         q = o->realloc(o->ctx, p, n);
@@ -80,6 +92,7 @@ static void *w_realloc(void *ctx, void *p, size_t n)
         else
             trk_ev_abort(t);
     }
+    trk_py_obj_event = 0;
     trk_leave();
     errno = saved;
     return q;

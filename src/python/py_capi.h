@@ -200,6 +200,9 @@ void trk_py_lines_install(void) TRK_HIDDEN;
 
 /* py_alloc.c */
 void trk_py_alloc_install(void) TRK_HIDDEN;
+/* 1 while py_alloc.c's wrappers take an object's stack (py_stack.c walks
+ * the native frames only down to the evaluation loop then). */
+extern __thread int trk_py_obj_event TRK_TLS TRK_HIDDEN;
 
 /* py_runtime.c: capture-side records. */
 void trk_py_emit_info(struct trk_thread *t) TRK_HIDDEN;

@@ -164,8 +164,10 @@ static void gpu_header_line(FILE *f, const struct trk_report_capture *c,
 }
 
 /* "; Python 3.11.2 (hybrid stacks, pymalloc arenas only)": what the
- * interpreter let the capture see. */
-static void python_info(FILE *f, const struct trk_stats *t)
+ * interpreter let the capture see. With --native, that an object's native
+ * frames stop at the innermost Python frame (src/python/py_stack.c): the
+ * frames under it, which malloc's blocks show, were not recorded. */
+static void python_info(FILE *f, const struct trk_stats *t, bool native)
 {
     char v[32];
     if (!t->python)
@@ -176,6 +178,8 @@ static void python_info(FILE *f, const struct trk_stats *t)
             !(fl & TRK_PYF_PYMALLOC)  ? "malloc for objects"
             : fl & TRK_PYF_ALLOCATORS ? "pymalloc objects traced"
                                       : "pymalloc arenas only");
+    if (native && (fl & TRK_PYF_NATIVE) && (fl & TRK_PYF_PYMALLOC) && (fl & TRK_PYF_ALLOCATORS))
+        fputs("; an object's native frames end at its innermost Python frame", f);
 }
 
 static void header_line(FILE *f, const struct trk_report_capture *c,
@@ -205,7 +209,7 @@ static void header_line(FILE *f, const struct trk_report_capture *c,
                 trk_rfmt_bytes(p->peak_hm_bytes, a, sizeof(a)),
                 trk_rfmt_grouped(p->peak_hm_bytes, b, sizeof(b)), (double)p->peak_hm_t_ns / 1e9);
     }
-    python_info(f, &p->totals);
+    python_info(f, &p->totals, o->native);
     fputc('\n', f);
 }
 
