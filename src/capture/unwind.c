@@ -277,7 +277,7 @@ static inline int walk(struct wstate *w)
  * torch: a library's static constructors, 1.1 M walks), recording the
  * first frames cost about twice a plain step, plus the entry's upkeep,
  * and evicted entries that were found again. */
-#define MEMO_SEEN 128 /* 16-bit tags: the memo stays in 17 pages */
+#define MEMO_SEEN 128 /* 16-bit tags: the memo stays in 20 pages (81,848 bytes) */
 struct memo_lvl {
     uintptr_t cfa, ra;
 };
@@ -306,6 +306,11 @@ struct memo_ent {
     struct {
         uintptr_t addr, val;
     } chk[MEMO_LEVELS];
+    /* Where nskip > 0: the addresses the levels give, in order, so that
+     * the fast replay compares and then copies instead of testing each
+     * address against our range (import torch: 2 in 3 replayed frames are
+     * in entries holding our dlopen and import wrappers). */
+    uintptr_t out[MEMO_LEVELS];
 };
 _Static_assert(MEMO_LEVELS <= 32, "usebp and live are 32-bit masks");
 /* The levels of an entry beyond the frame where a walk left it, kept
@@ -385,52 +390,49 @@ static inline struct memo_ent *memo_find(struct trk_unwind_memo *m, uintptr_t pc
 _Static_assert(MEMO_WAYS == 64, "memo_find takes 5 bits: 32 sets of 2");
 
 /* Makes levels [0, nlev) of a recorded entry valid, with what the fast
- * replay needs to know about them. */
+ * replay needs to know about them: one pass from the end back (it runs at
+ * every entry recorded, ~900,000 times on import torch). */
 static void memo_finish(struct memo_ent *e, unsigned nlev, int ended, uintptr_t skip_lo,
                         uintptr_t span)
 {
     unsigned nskip = 0, nout = 0, nchk = 0;
-    for (unsigned i = 0; i < nlev; i++) {
-        uintptr_t ra = e->lv[i].ra;
-        if (ra < 0x4000) /* the last: the walk ends there */
-            continue;
-        if (ra - skip_lo < span)
-            nskip++;
-        else
-            nout++;
-    }
-    /* liveness of rbp, from the end back: after the last level it is
-     * live (the walk may go on with it) */
-    int live = 1;
-    e->live = 0;
+    /* rbp is live after the last level (the walk may go on with it) */
+    uint32_t live = 1, live_mask = 0, usebp = e->usebp;
+    unsigned first_slot = nlev; /* the innermost level that restores rbp */
     for (unsigned i = nlev; i-- > 0;) {
-        if (e->slot[i]) {
+        uintptr_t ra = e->lv[i].ra;
+        if (ra >= 0x4000) { /* else the last: the walk ends there */
+            unsigned ours = ra - skip_lo < span;
+            nskip += ours;
+            nout += !ours;
+        }
+        unsigned slot = e->slot[i];
+        if (slot) {
             if (live) {
-                e->live |= 1u << i;
-                e->chk[nchk].addr = e->lv[i].cfa - 8u * e->slot[i];
+                live_mask |= 1u << i;
+                e->chk[nchk].addr = e->lv[i].cfa - 8u * slot;
                 e->chk[nchk].val = e->bpv[i];
                 nchk++;
             }
             live = 0;
+            first_slot = i;
         }
-        live |= (e->usebp >> i) & 1;
+        live |= (usebp >> i) & 1;
     }
-    e->bp_end = 0;
-    for (unsigned i = nlev; i-- > 0;)
-        if (e->slot[i]) {
-            e->bp_end = e->bpv[i];
-            break;
+    e->live = live_mask;
+    if (nskip)
+        for (unsigned i = 0, k = 0; i < nlev; i++) {
+            uintptr_t ra = e->lv[i].ra;
+            if (ra >= 0x4000 && ra - skip_lo >= span)
+                e->out[k++] = ra;
         }
-    /* the key's rbp counts when a rule reads it before any level restores it */
-    e->needs_bp = 0;
-    for (unsigned i = 0; i < nlev; i++) {
-        if ((e->usebp >> i) & 1) {
-            e->needs_bp = 1;
-            break;
-        }
-        if (e->slot[i])
-            break;
-    }
+    /* the outermost level that restores rbp is the first one found above,
+     * always live: rbp after the last level */
+    e->bp_end = nchk ? e->chk[0].val : 0;
+    /* the key's rbp counts when a rule reads it before any level restores
+     * it: a level up to and including the first that restores it */
+    unsigned upto = first_slot < nlev ? first_slot + 1 : nlev;
+    e->needs_bp = (upto >= 32 ? usebp : usebp & ((1u << upto) - 1u)) != 0;
     e->nchk = (uint8_t)nchk;
     e->nskip = (uint8_t)nskip;
     e->nout = (uint8_t)nout;
@@ -439,12 +441,11 @@ static void memo_finish(struct memo_ent *e, unsigned nlev, int ended, uintptr_t 
 }
 
 /* Every level of e reads as recorded: one load and compare a frame (and
- * one a live saved rbp), its address stored at once unless it is one of
- * ours (the hook's, or a wrapper's mid-stack: dlopen's while a library's
- * constructors allocate). ips has room for max + 32, and the count is cut
- * to max after. 0 at the first difference. */
-static inline int memo_fast(const struct memo_ent *e, uintptr_t *ips, int n, uintptr_t skip_lo,
-                            uintptr_t span)
+ * one a live saved rbp), its address stored at once; in an entry holding
+ * one of ours (the hook's, or a wrapper's mid-stack: dlopen's while a
+ * library's constructors allocate), e->out copied after. ips has room for
+ * max + 32, and the count is cut to max after. 0 at the first difference. */
+static inline int memo_fast(const struct memo_ent *e, uintptr_t *ips, int n)
 {
     const struct memo_lvl *l = e->lv;
     uintptr_t *o = ips + n;
@@ -457,14 +458,11 @@ static inline int memo_fast(const struct memo_ent *e, uintptr_t *ips, int n, uin
             o[i] = ra;
         }
     } else {
-        unsigned k = 0;
-        for (unsigned i = 0; i < nl; i++) {
-            uintptr_t ra = l[i].ra;
-            if (((const uintptr_t *)l[i].cfa)[-1] != ra)
+        for (unsigned i = 0; i < nl; i++)
+            if (((const uintptr_t *)l[i].cfa)[-1] != l[i].ra)
                 return 0;
-            o[k] = ra;
-            k += ra - skip_lo >= span;
-        }
+        for (unsigned k = 0, no = e->nout; k < no; k++)
+            o[k] = e->out[k];
     }
     for (unsigned c = 0; c < nc; c++)
         if (*(const uintptr_t *)e->chk[c].addr != e->chk[c].val)
@@ -686,8 +684,7 @@ static inline __attribute__((always_inline)) int walk_memo(struct trk_unwind_mem
         unsigned i = 0;
         o->n = 0;
         if (hit) {
-            if (TRK_LIKELY(w->skipped + e->nskip <= 64 &&
-                           memo_fast(e, w->ips, w->n, w->skip_lo, w->span))) {
+            if (TRK_LIKELY(w->skipped + e->nskip <= 64 && memo_fast(e, w->ips, w->n))) {
                 const struct memo_lvl *l = &e->lv[e->nlev - 1];
                 w->n += e->nout;
                 if (w->n >= w->max || e->ended || l->ra < 0x4000) {
