@@ -4,7 +4,8 @@
  * stack with one packed CFA rule per return address, cached in a lock-free
  * table shared by every thread, and the per-thread walk memo that replays
  * walks seen before. The differential check against libunwind
- * (TRACKER_UNWIND_CHECK) is unwind_check.c.
+ * (TRACKER_UNWIND_CHECK) is unwind_check.c; walks that end at a stop frame
+ * are unwind_stop.c; the step both use is unwind_walk.h.
  *
  * It gives exactly the frames libunwind's unw_backtrace gives (1.6 x86_64
  * fast trace: return addresses, not minus one; a frame whose return address
@@ -24,6 +25,7 @@
 #include "capture/config.h"
 #include "capture/own_mem.h"
 #include "capture/unwind.h"
+#include "capture/unwind_walk.h"
 #include "prim/sys.h"
 
 int trk_unwind_own;
@@ -48,16 +50,7 @@ int trk_unwind_own;
 #define RC_BITS_MIN 14
 #define RC_BITS_MAX 20
 #define RC_PROBE    16
-struct rc_ent {
-    _Atomic uintptr_t key;
-    _Atomic uint64_t val;
-};
-struct rc_table {
-    unsigned bits;
-    _Atomic unsigned used;
-    struct rc_ent e[];
-};
-static _Atomic(struct rc_table *) rct;
+_Atomic(struct rc_table *) trk_unwind_rct;
 
 static size_t rc_len(unsigned bits)
 {
@@ -76,22 +69,23 @@ static struct rc_table *rc_new(unsigned bits)
 void trk_unwind_configure(int own, unsigned every)
 {
     trk_unwind_check_every(every);
-    if (!own || atomic_load(&rct))
+    if (!own || atomic_load(&trk_unwind_rct))
         return;
-    atomic_store(&rct, rc_new(RC_BITS_MIN));
-    trk_unwind_own = atomic_load(&rct) != NULL;
+    atomic_store(&trk_unwind_rct, rc_new(RC_BITS_MIN));
+    trk_unwind_own = atomic_load(&trk_unwind_rct) != NULL;
 }
 
 /* Raw syscalls only: this may run in a signal handler. */
 __attribute__((noinline)) static void rc_grow(struct rc_table *old)
 {
-    if (old->bits >= RC_BITS_MAX || atomic_load_explicit(&rct, memory_order_relaxed) != old)
+    if (old->bits >= RC_BITS_MAX ||
+        atomic_load_explicit(&trk_unwind_rct, memory_order_relaxed) != old)
         return;
     struct rc_table *t = rc_new(old->bits + 1);
     if (!t)
         return;
     size_t old_len = rc_len(old->bits);
-    if (!atomic_compare_exchange_strong(&rct, &old, t)) {
+    if (!atomic_compare_exchange_strong(&trk_unwind_rct, &old, t)) {
         trk_own_unmap(TRK_OWN_UNWIND, t, rc_len(t->bits));
         return;
     }
@@ -117,9 +111,9 @@ __attribute__((noinline)) static uint64_t rule_fill(struct rc_ent *e, uintptr_t 
 
 /* The probe beyond the first slot, and every rule that is not a cached
  * standard one (a miss, LAST, FALLBACK). */
-__attribute__((noinline)) static uint64_t rule_get_slow(uintptr_t pc)
+__attribute__((noinline)) uint64_t trk_unwind_rule_slow(uintptr_t pc)
 {
-    struct rc_table *t = atomic_load_explicit(&rct, memory_order_acquire);
+    struct rc_table *t = atomic_load_explicit(&trk_unwind_rct, memory_order_acquire);
     uint64_t h = (pc * 0x9E3779B97F4A7C15ULL) >> (64 - t->bits);
     uint64_t mask = ((uint64_t)1 << t->bits) - 1;
     for (unsigned i = 0; i < RC_PROBE; i++) {
@@ -150,15 +144,15 @@ __attribute__((noinline)) static uint64_t rule_get_slow(uintptr_t pc)
     return rule_fill(NULL, pc);
 }
 
-static _Atomic uint32_t memo_gen;
+_Atomic uint32_t trk_unwind_memo_gen;
 
 void trk_unwind_forget_range(uintptr_t lo, uintptr_t hi)
 {
     /* Every memoized walk may have used these rules (see walk_memo). Once
      * before, once after: a walk that began in between, and may have read
      * a rule being cleared, is left with a generation no longer current. */
-    atomic_fetch_add_explicit(&memo_gen, 1, memory_order_release);
-    struct rc_table *t = atomic_load(&rct);
+    atomic_fetch_add_explicit(&trk_unwind_memo_gen, 1, memory_order_release);
+    struct rc_table *t = atomic_load(&trk_unwind_rct);
     if (!t)
         return;
     for (size_t i = 0; i < ((size_t)1 << t->bits); i++) {
@@ -166,213 +160,13 @@ void trk_unwind_forget_range(uintptr_t lo, uintptr_t hi)
         if (k - lo < hi - lo)
             atomic_store_explicit(&t->e[i].val, 0, memory_order_relaxed);
     }
-    atomic_fetch_add_explicit(&memo_gen, 1, memory_order_release);
-}
-
-/* ---- The walk -------------------------------------------------------------- */
-
-/* A walk in progress: where it is, and what it has given. */
-struct wstate {
-    uintptr_t pc, sp, bp;
-    uintptr_t *ips;
-    int n, max, skipped;
-    uintptr_t skip_lo, span;
-    unsigned recorded; /* frames stepped with a rule (memo_record) */
-};
-
-/* One frame's return address, as walk() takes it: 1 the walk goes on, 0
- * it has ended (an address under 0x4000, or max reached), -1 libunwind's. */
-static inline int w_take(struct wstate *w, uintptr_t ra)
-{
-    if (TRK_UNLIKELY(ra < 0x4000))
-        return 0;
-    if (TRK_LIKELY(ra - w->skip_lo >= w->span)) {
-        w->ips[w->n++] = ra;
-        if (w->n == w->max)
-            return 0;
-    } else if (++w->skipped > 64) {
-        return -1;
-    }
-    w->pc = ra - 1;
-    return 1;
-}
-
-/* The rule for pc, from the shared cache (rule_get_slow on a miss). */
-static inline uint64_t w_rule(uintptr_t pc)
-{
-    struct rc_table *t = atomic_load_explicit(&rct, memory_order_acquire);
-    const struct rc_ent *re = &t->e[(pc * 0x9E3779B97F4A7C15ULL) >> (64 - t->bits)];
-    uint64_t rule = atomic_load_explicit(&re->val, memory_order_relaxed);
-    if (TRK_UNLIKELY(atomic_load_explicit(&re->key, memory_order_relaxed) != pc || rule == 0))
-        rule = rule_get_slow(pc);
-    return rule;
-}
-
-/* One frame: its rule applied to w's state, which moves to the caller's
- * frame (rsp, rbp; the pc is w_take's). 1: *ra is the frame's return
- * address, *rule its rule; 0: the walk ends here (a LAST rule); -1:
- * libunwind's. */
-static inline int w_step(struct wstate *w, uint64_t *rule, uintptr_t *ra)
-{
-    uint64_t r = w_rule(w->pc);
-    uintptr_t cfa = ((r & (1u << 18)) ? w->bp : w->sp) + (uintptr_t)(intptr_t)(int32_t)(r >> 32);
-    /* The caller's frame is above ours on the same stack (a signal frame,
-     * the only way to switch stacks, is never STD): anything else is a bad
-     * rbp or bad unwind info, libunwind's to judge. LAST and FALLBACK
-     * rules have offset 0, so that this one test also sends them off the
-     * fast path. */
-    if (TRK_UNLIKELY(cfa - w->sp - 1 >= (1u << 28)))
-        return trk_ur_kind(r) == TRK_UR_LAST ? 0 : -1;
-    *ra = ((const uintptr_t *)cfa)[-1];
-    unsigned slot = (unsigned)(r >> 19) & 0x1fff;
-    if (slot)
-        w->bp = ((const uintptr_t *)cfa)[-(intptr_t)slot];
-    w->sp = cfa;
-    *rule = r;
-    return 1;
-}
-
-/* The walk proper, from w's state (pc a lookup address), w->n frames
- * already in w->ips. Returns the count or -1. */
-static inline int walk(struct wstate *w)
-{
-    for (;;) {
-        uint64_t rule;
-        uintptr_t ra;
-        int r = w_step(w, &rule, &ra);
-        if (r > 0)
-            r = w_take(w, ra);
-        if (r <= 0)
-            return r < 0 ? -1 : w->n;
-    }
-}
-
-__thread struct trk_unwind_stop trk_unwind_stop TRK_TLS;
-
-/* ---- Stopped walks ------------------------------------------------------------
- *
- * A stopped walk (unwind.h) is a few frames (py_alloc_churn: 4.2 a walk),
- * which stepping gives for less than finding and replaying a memo entry
- * that runs on past the stop. Like a memo walk it is a pure function of
- * its start state, of the rules (fixed while memo_gen is) and of the stack
- * words it reads, so a small per-thread cache keeps, per start state, the
- * words read in order and the frames given: a walk from that state that
- * finds each word as read gives those frames (each address compared follows
- * from words already found equal, so it is one the walk would read). Python
- * objects come from a few native paths, each again and again. */
-#define SC_WAYS   16
-#define SC_FRAMES 16
-#define SC_WORDS  (2 * SC_FRAMES)
-struct sc_ent {
-    uintptr_t pc0, sp0, bp0;
-    uint32_t gen;
-    uint8_t n0, n, nw; /* n 0: empty (all zeros is an empty cache) */
-    uint8_t needbp;    /* a rule reads the start rbp: bp0 is part of the key */
-    uintptr_t ips[SC_FRAMES];
-    uintptr_t addr[SC_WORDS], val[SC_WORDS];
-};
-
-/* What a stopped walk read, in order: each frame's return address, and
- * its saved rbp where its rule restores one (kept in the entry only where
- * a later rule reads that rbp: in code without frame pointers rbp is a
- * general register, whose saved value differs from call to call). */
-struct sc_rec {
-    unsigned nw;
-    uint8_t rbp_cfa[SC_WORDS]; /* word i is a return address whose rule used rbp */
-    uint8_t is_bp[SC_WORDS];
-};
-
-/* Keeps the words of r a later rule needs (from the end back: the walk
- * stops, so rbp after the last frame is read by nobody) into e. */
-static void sc_finish(struct sc_ent *e, const struct sc_rec *r)
-{
-    int live = 0;
-    uint8_t keep[SC_WORDS];
-    for (unsigned i = r->nw; i-- > 0;) {
-        if (r->is_bp[i]) { /* the rbp the step of word i - 1 restored */
-            keep[i] = (uint8_t)live;
-            live = 0;
-        } else {
-            keep[i] = 1;
-            live |= r->rbp_cfa[i];
-        }
-    }
-    e->needbp = (uint8_t)live;
-    unsigned k = 0;
-    for (unsigned i = 0; i < r->nw; i++)
-        if (keep[i]) {
-            e->addr[k] = e->addr[i];
-            e->val[k++] = e->val[i];
-        }
-    e->nw = (uint8_t)k;
-}
-
-/* walk() that also ends after the stop frame. */
-__attribute__((noinline)) static int walk_stop(struct wstate *w, uintptr_t lo, uintptr_t span)
-{
-    for (;;) {
-        uint64_t rule;
-        uintptr_t ra;
-        int r = w_step(w, &rule, &ra);
-        if (r > 0)
-            r = w_take(w, ra);
-        if (r <= 0)
-            return r < 0 ? -1 : w->n;
-        if (ra - lo < span)
-            return w->n;
-    }
-}
-
-/* walk_stop recording what it read into e, leaving e->n 0 when the walk
- * does not fit or needs libunwind. */
-__attribute__((noinline)) static int walk_stop_rec(struct wstate *w, uintptr_t lo, uintptr_t span,
-                                                   struct sc_ent *e)
-{
-    int n0 = w->n;
-    struct sc_rec rec;
-    rec.nw = 0;
-    for (;;) {
-        uint64_t rule;
-        uintptr_t ra;
-        int r = w_step(w, &rule, &ra);
-        if (r > 0) {
-            unsigned slot = (unsigned)(rule >> 19) & 0x1fff, nw = rec.nw;
-            if (e && nw + 2 <= SC_WORDS && w->n - n0 < SC_FRAMES) {
-                e->addr[nw] = w->sp - 8; /* w->sp is the frame's CFA now */
-                e->val[nw] = ra;
-                rec.rbp_cfa[nw] = (rule & (1u << 18)) != 0;
-                rec.is_bp[nw++] = 0;
-                if (slot) {
-                    e->addr[nw] = w->sp - 8u * slot;
-                    e->val[nw] = w->bp;
-                    rec.rbp_cfa[nw] = 0;
-                    rec.is_bp[nw++] = 1;
-                }
-                rec.nw = nw;
-            } else {
-                e = NULL;
-            }
-            r = w_take(w, ra);
-        }
-        if (r < 0)
-            return -1;
-        if (r == 0 || ra - lo < span)
-            break;
-    }
-    if (e && w->n - n0 <= SC_FRAMES) {
-        memcpy(e->ips, w->ips + n0, sizeof(uintptr_t) * (size_t)(w->n - n0));
-        sc_finish(e, &rec);
-        e->n0 = (uint8_t)n0;
-        atomic_signal_fence(memory_order_seq_cst);
-        e->n = (uint8_t)(w->n - n0);
-    }
-    return w->n;
+    atomic_fetch_add_explicit(&trk_unwind_memo_gen, 1, memory_order_release);
 }
 
 /* ---- Walk memo --------------------------------------------------------------
  *
  * A walk is a pure function of its start state (pc, rsp, rbp), of the rules
- * (fixed while memo_gen is: trk_unwind_forget_range bumps it), and of the
+ * (fixed while trk_unwind_memo_gen is: trk_unwind_forget_range bumps it), and of the
  * stack words it reads: each frame's return address at CFA-8 and, where the
  * frame saved rbp, that slot. So a walk from a state a recorded walk started
  * from, which finds the same word at every address that walk read, gives
@@ -399,7 +193,7 @@ __attribute__((noinline)) static int walk_stop_rec(struct wstate *w, uintptr_t l
  * torch: a library's static constructors, 1.1 M walks), recording the
  * first frames cost about twice a plain step, plus the entry's upkeep,
  * and evicted entries that were found again. */
-#define MEMO_SEEN 128 /* 16-bit tags: the memo stays in 20 pages (17 without sc[]) */
+#define MEMO_SEEN 128 /* 16-bit tags: with sc[], the memo is 92,624 bytes (23 pages) */
 struct memo_lvl {
     uintptr_t cfa, ra;
 };
@@ -412,6 +206,7 @@ struct memo_ent {
     uint8_t nskip;         /* levels in the skipped range (our frames) */
     uint8_t nout;          /* addresses the levels give */
     uint8_t nchk;          /* saved-rbp words the fast replay compares, in chk */
+    uint8_t next;          /* 1 + the entry the walk went on with last time (walk_memo) */
     uint32_t usebp;        /* bit i: level i's rule reads rbp */
     uint32_t live;         /* bit i: level i's saved rbp is read later (memo_finish) */
     uint32_t used;         /* memo_find's clock when last found or claimed */
@@ -428,6 +223,11 @@ struct memo_ent {
     struct {
         uintptr_t addr, val;
     } chk[MEMO_LEVELS];
+    /* Where nskip > 0: the addresses the levels give, in order, so that
+     * the fast replay compares and then copies instead of testing each
+     * address against our range (import torch: 2 in 3 replayed frames are
+     * in entries holding our dlopen and import wrappers). */
+    uintptr_t out[MEMO_LEVELS];
 };
 _Static_assert(MEMO_LEVELS <= 32, "usebp and live are 32-bit masks");
 /* The levels of an entry beyond the frame where a walk left it, kept
@@ -458,9 +258,7 @@ struct trk_unwind_memo {
     /* Start states a walk began at lately that no entry holds (a tag per
      * hash, walk_memo): one seen the first time is walked plainly. */
     uint16_t seen[MEMO_SEEN];
-    struct sc_ent sc[SC_WAYS]; /* stopped walks' (walk_stopped) */
-    uint8_t sc_last[SC_WAYS / 2];
-    uint32_t sc_walks, sc_hits, sc_bypass;
+    struct trk_unwind_sc sc; /* stopped walks' (unwind_stop.c) */
     struct memo_ent e[MEMO_WAYS];
 };
 
@@ -510,52 +308,49 @@ static inline struct memo_ent *memo_find(struct trk_unwind_memo *m, uintptr_t pc
 _Static_assert(MEMO_WAYS == 64, "memo_find takes 5 bits: 32 sets of 2");
 
 /* Makes levels [0, nlev) of a recorded entry valid, with what the fast
- * replay needs to know about them. */
+ * replay needs to know about them: one pass from the end back (it runs at
+ * every entry recorded, ~900,000 times on import torch). */
 static void memo_finish(struct memo_ent *e, unsigned nlev, int ended, uintptr_t skip_lo,
                         uintptr_t span)
 {
     unsigned nskip = 0, nout = 0, nchk = 0;
-    for (unsigned i = 0; i < nlev; i++) {
-        uintptr_t ra = e->lv[i].ra;
-        if (ra < 0x4000) /* the last: the walk ends there */
-            continue;
-        if (ra - skip_lo < span)
-            nskip++;
-        else
-            nout++;
-    }
-    /* liveness of rbp, from the end back: after the last level it is
-     * live (the walk may go on with it) */
-    int live = 1;
-    e->live = 0;
+    /* rbp is live after the last level (the walk may go on with it) */
+    uint32_t live = 1, live_mask = 0, usebp = e->usebp;
+    unsigned first_slot = nlev; /* the innermost level that restores rbp */
     for (unsigned i = nlev; i-- > 0;) {
-        if (e->slot[i]) {
+        uintptr_t ra = e->lv[i].ra;
+        if (ra >= 0x4000) { /* else the last: the walk ends there */
+            unsigned ours = ra - skip_lo < span;
+            nskip += ours;
+            nout += !ours;
+        }
+        unsigned slot = e->slot[i];
+        if (slot) {
             if (live) {
-                e->live |= 1u << i;
-                e->chk[nchk].addr = e->lv[i].cfa - 8u * e->slot[i];
+                live_mask |= 1u << i;
+                e->chk[nchk].addr = e->lv[i].cfa - 8u * slot;
                 e->chk[nchk].val = e->bpv[i];
                 nchk++;
             }
             live = 0;
+            first_slot = i;
         }
-        live |= (e->usebp >> i) & 1;
+        live |= (usebp >> i) & 1;
     }
-    e->bp_end = 0;
-    for (unsigned i = nlev; i-- > 0;)
-        if (e->slot[i]) {
-            e->bp_end = e->bpv[i];
-            break;
+    e->live = live_mask;
+    if (nskip)
+        for (unsigned i = 0, k = 0; i < nlev; i++) {
+            uintptr_t ra = e->lv[i].ra;
+            if (ra >= 0x4000 && ra - skip_lo >= span)
+                e->out[k++] = ra;
         }
-    /* the key's rbp counts when a rule reads it before any level restores it */
-    e->needs_bp = 0;
-    for (unsigned i = 0; i < nlev; i++) {
-        if ((e->usebp >> i) & 1) {
-            e->needs_bp = 1;
-            break;
-        }
-        if (e->slot[i])
-            break;
-    }
+    /* the outermost level that restores rbp is the first one found above,
+     * always live: rbp after the last level */
+    e->bp_end = nchk ? e->chk[0].val : 0;
+    /* the key's rbp counts when a rule reads it before any level restores
+     * it: a level up to and including the first that restores it */
+    unsigned upto = first_slot < nlev ? first_slot + 1 : nlev;
+    e->needs_bp = (upto >= 32 ? usebp : usebp & ((1u << upto) - 1u)) != 0;
     e->nchk = (uint8_t)nchk;
     e->nskip = (uint8_t)nskip;
     e->nout = (uint8_t)nout;
@@ -564,12 +359,11 @@ static void memo_finish(struct memo_ent *e, unsigned nlev, int ended, uintptr_t 
 }
 
 /* Every level of e reads as recorded: one load and compare a frame (and
- * one a live saved rbp), its address stored at once unless it is one of
- * ours (the hook's, or a wrapper's mid-stack: dlopen's while a library's
- * constructors allocate). ips has room for max + 32, and the count is cut
- * to max after. 0 at the first difference. */
-static inline int memo_fast(const struct memo_ent *e, uintptr_t *ips, int n, uintptr_t skip_lo,
-                            uintptr_t span)
+ * one a live saved rbp), its address stored at once; in an entry holding
+ * one of ours (the hook's, or a wrapper's mid-stack: dlopen's while a
+ * library's constructors allocate), e->out copied after. ips has room for
+ * max + 32, and the count is cut to max after. 0 at the first difference. */
+static inline int memo_fast(const struct memo_ent *e, uintptr_t *ips, int n)
 {
     const struct memo_lvl *l = e->lv;
     uintptr_t *o = ips + n;
@@ -582,14 +376,11 @@ static inline int memo_fast(const struct memo_ent *e, uintptr_t *ips, int n, uin
             o[i] = ra;
         }
     } else {
-        unsigned k = 0;
-        for (unsigned i = 0; i < nl; i++) {
-            uintptr_t ra = l[i].ra;
-            if (((const uintptr_t *)l[i].cfa)[-1] != ra)
+        for (unsigned i = 0; i < nl; i++)
+            if (((const uintptr_t *)l[i].cfa)[-1] != l[i].ra)
                 return 0;
-            o[k] = ra;
-            k += ra - skip_lo >= span;
-        }
+        for (unsigned k = 0, no = e->nout; k < no; k++)
+            o[k] = e->out[k];
     }
     for (unsigned c = 0; c < nc; c++)
         if (*(const uintptr_t *)e->chk[c].addr != e->chk[c].val)
@@ -802,17 +593,32 @@ static int walk_seg(struct wstate *w)
 static inline __attribute__((always_inline)) int walk_memo(struct trk_unwind_memo *m,
                                                            struct wstate *w)
 {
-    uint32_t gen = atomic_load_explicit(&memo_gen, memory_order_acquire);
+    uint32_t gen = atomic_load_explicit(&trk_unwind_memo_gen, memory_order_acquire);
     m->last = NULL;
     struct memo_old *o = &m->old;
+    /* The entry that ended where this state begins: the one it went on
+     * with last time is nearly always the one again (a program's stacks
+     * agree further up), so its key is compared before memo_find hashes
+     * (~25 of memo_find's ~40 instructions, ~6 entries a walk on import
+     * torch). Only a hint: the key decides. */
+    struct memo_ent *prev = NULL;
     for (int first = 1;; first = 0) {
         int hit;
-        struct memo_ent *e = memo_find(m, w->pc, w->sp, w->bp, gen, &hit);
+        struct memo_ent *e;
+        if (prev && prev->next && memo_key_is(&m->e[prev->next - 1], w->pc, w->sp, w->bp, gen)) {
+            e = &m->e[prev->next - 1];
+            e->used = ++m->clock;
+            hit = 1;
+        } else {
+            e = memo_find(m, w->pc, w->sp, w->bp, gen, &hit);
+            if (prev)
+                prev->next = (uint8_t)(e - m->e + 1);
+        }
+        prev = e;
         unsigned i = 0;
         o->n = 0;
         if (hit) {
-            if (TRK_LIKELY(w->skipped + e->nskip <= 64 &&
-                           memo_fast(e, w->ips, w->n, w->skip_lo, w->span))) {
+            if (TRK_LIKELY(w->skipped + e->nskip <= 64 && memo_fast(e, w->ips, w->n))) {
                 const struct memo_lvl *l = &e->lv[e->nlev - 1];
                 w->n += e->nout;
                 if (w->n >= w->max || e->ended || l->ra < 0x4000) {
@@ -847,6 +653,7 @@ static inline __attribute__((always_inline)) int walk_memo(struct trk_unwind_mem
             memcpy(o->slot, e->slot + i, sizeof(o->slot[0]) * o->n);
         } else {
             if (first && memo_first_seen(m, w->pc, w->sp)) {
+                prev = NULL; /* e is not this segment's */
                 int r = walk_seg(w);
                 if (r <= 0)
                     return r < 0 ? -1 : w->n;
@@ -864,59 +671,6 @@ static inline __attribute__((always_inline)) int walk_memo(struct trk_unwind_mem
     }
 }
 
-/* A stopped walk, from m's cache when it holds the walk from this start
- * state and every word it read still reads the same. */
-static int sc_hit(const struct sc_ent *e, const struct wstate *w, uint32_t gen)
-{
-    if (!(e->n && e->pc0 == w->pc && e->sp0 == w->sp && (!e->needbp || e->bp0 == w->bp) &&
-          e->gen == gen && e->n0 == w->n && w->n + e->n <= w->max))
-        return 0;
-    for (unsigned i = 0; i < e->nw; i++)
-        if (*(const uintptr_t *)e->addr[i] != e->val[i])
-            return 0;
-    return 1;
-}
-
-/* Two ways a start state (native paths that differ above one allocator
- * call site alternate), the way found last kept. Where under half the
- * walks hit over 256 (json's encoder: deep, varied recursion), recording
- * costs more than hits save: the next 4,096 walks step plainly. */
-static int walk_stopped(struct trk_unwind_memo *m, struct wstate *w, uintptr_t lo, uintptr_t span)
-{
-    if (m->sc_bypass) {
-        m->sc_bypass--;
-        return walk_stop(w, lo, span);
-    }
-    if (++m->sc_walks == 256) {
-        if (2 * m->sc_hits < m->sc_walks)
-            m->sc_bypass = 4096;
-        m->sc_walks = m->sc_hits = 0;
-    }
-    uint32_t gen = atomic_load_explicit(&memo_gen, memory_order_acquire);
-    uint64_t h = (w->pc ^ (w->sp << 17)) * 0x9E3779B97F4A7C15ULL;
-    unsigned set = (unsigned)(h >> (64 - 3)) * 2;
-    for (unsigned k = 0; k < 2; k++) {
-        struct sc_ent *e = &m->sc[set + k];
-        if (sc_hit(e, w, gen)) {
-            memcpy(w->ips + w->n, e->ips, sizeof(uintptr_t) * e->n);
-            m->sc_hits++;
-            m->sc_last[set / 2] = (uint8_t)k;
-            return w->n + e->n;
-        }
-    }
-    unsigned k = !m->sc_last[set / 2]; /* the other way */
-    m->sc_last[set / 2] = (uint8_t)k;
-    struct sc_ent *e = &m->sc[set + k];
-    e->n = 0;
-    atomic_signal_fence(memory_order_seq_cst);
-    e->pc0 = w->pc;
-    e->sp0 = w->sp;
-    e->bp0 = w->bp;
-    e->gen = gen;
-    return w->n <= 255 ? walk_stop_rec(w, lo, span, e) : walk_stop(w, lo, span);
-}
-_Static_assert(SC_WAYS == 16, "walk_stopped takes 3 bits for 8 sets of 2");
-
 /* The memo when this thread has one and is not already walking with it. */
 static inline __attribute__((always_inline)) int walk_any(struct trk_unwind_memo *m, uintptr_t pc,
                                                           uintptr_t sp, uintptr_t bp, int n,
@@ -927,11 +681,11 @@ static inline __attribute__((always_inline)) int walk_any(struct trk_unwind_memo
     if (TRK_UNLIKELY(trk_unwind_stop.span)) {
         uintptr_t lo = trk_unwind_stop.lo, span = trk_unwind_stop.span;
         if (!m || m->busy)
-            return walk_stop(&w, lo, span);
+            return trk_unwind_walk_stop(&w, lo, span);
         m->last = NULL; /* not a memo entry's walk */
         m->busy = 1;
         atomic_signal_fence(memory_order_seq_cst);
-        int r = walk_stopped(m, &w, lo, span);
+        int r = trk_unwind_walk_stopped(&m->sc, &w, lo, span);
         atomic_signal_fence(memory_order_seq_cst);
         m->busy = 0;
         return r;
