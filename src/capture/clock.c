@@ -18,6 +18,14 @@
  *    without reading any hardware (a few ns), at the cost of a tick's
  *    resolution (clock_getres, typically 4 ms).
  *
+ * Heap events (ALLOC, FREE, REALLOC) carry time in ~1 ms quanta anyway
+ * (heap_ts.h), yet reading the TSC for each of them cost ~17 ns of a
+ * ~42 ns allocbench event (rdtsc's own latency, and what it holds up
+ * around it). Their fast path therefore reads CLOCK_MONOTONIC_COARSE
+ * (~4 ns, no hardware read) only to learn whether the stream's quantum may
+ * have passed; the step itself, about once per quantum plus a tick, takes
+ * the source above. TRACKER_HEAP_TSC=1 restores a TSC read per event.
+ *
  * Neither is monotonic across a fit change or a CPU migration to the last
  * nanosecond; the record encoder keeps each thread's timestamps
  * non-decreasing (src/format/record.h), and order never comes from
@@ -39,6 +47,11 @@
 static struct trk_tsc_fit fits[256];
 static unsigned next_fit;
 _Atomic(struct trk_tsc_fit *) trk_clock_fit;
+int trk_heap_coarse;
+/* Identity: ns0 + (reading - tsc0) * 2^32 >> 32 is the reading. tsc0 0 is
+ * no TSC fit's (sample_pair's readings are far past 0), so the fast path
+ * never takes a q_span made under one for the other. */
+const struct trk_tsc_fit trk_coarse_fit = {0, 0, (uint64_t)1 << 32};
 /* The clock read while there is no fit: CLOCK_MONOTONIC until
  * trk_clock_init has decided (and in TSC mode until the first fit). */
 static clockid_t slow_clock = CLOCK_MONOTONIC;

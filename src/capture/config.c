@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "capture/config.h"
+#include "capture/events.h"
 #include "capture/sample.h"
 #include "capture/unwind.h"
 #include "common/env_options.h"
@@ -41,6 +42,7 @@ void trk_config_load(void)
     trk_cfg.rss_ms = (int)trk_env_long(TRK_ENV_RSS_MS);
     trk_cfg.flush_ms = (int)trk_env_long(TRK_ENV_FLUSH_MS);
     trk_cfg.lz4_accel = (int)trk_env_long(TRK_ENV_LZ4_ACCEL);
+    trk_heap_coarse = !trk_env_long(TRK_ENV_HEAP_TSC);
     /* Not ours, PyTorch's (docs/GPU_INTERNALS.md §8): recorded in the header
      * so that reports know GPU events are tensors, not cached segments. */
     const char *nc = getenv("PYTORCH_NO_CUDA_MEMORY_CACHING");

@@ -149,7 +149,9 @@ uint64_t trk_heap_q_span(const struct trk_tsc_fit *f, uint64_t ts)
 static void fast_refresh_all(struct trk_thread *t)
 {
     fast_refresh(t);
-    const struct trk_tsc_fit *f = atomic_load_explicit(&trk_clock_fit, memory_order_acquire);
+    const struct trk_tsc_fit *f = trk_heap_coarse
+                                      ? &trk_coarse_fit
+                                      : atomic_load_explicit(&trk_clock_fit, memory_order_acquire);
     if (f) {
         t->q_tsc0 = f->tsc0;
         t->q_span = trk_heap_q_span(f, t->enc.ts);

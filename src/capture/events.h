@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "capture/thread.h"
 
@@ -62,6 +63,20 @@ static inline uint64_t trk_tsc_ns(const struct trk_tsc_fit *f)
     return trk_tsc_ns_at(f, __builtin_ia32_rdtsc());
 }
 enum { TRK_CLOCK_TSC = 1, TRK_CLOCK_COARSE = 2 };
+
+/* Heap events' fast path (ev_inline.h) reads the kernel's coarse clock, not
+ * the TSC, unless TRACKER_HEAP_TSC=1 (clock.c says why): set once by
+ * trk_config_load, before any thread but the first allocates. */
+extern int trk_heap_coarse TRK_HIDDEN;
+/* The fit the fast path uses then: its "ticks" are the coarse clock's ns. */
+extern const struct trk_tsc_fit trk_coarse_fit TRK_HIDDEN;
+
+static inline uint64_t trk_coarse_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 /* Picks the source (TRK_CLOCK_*) from the CPU and the kernel's clocksource
  * lists; returns it. */
 int trk_clock_init(void) TRK_HIDDEN;

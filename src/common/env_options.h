@@ -56,6 +56,8 @@ enum trk_env_kind {
       "writer flush period, ms (up to 4 periods while the program writes little)")                 \
     X(LZ4_ACCEL, UINT, 4, 1, 65537, TRK_ENV_PROPAGATE,                                             \
       "LZ4 acceleration of the writer on long pieces (1 = best compression, higher = less CPU)")   \
+    X(HEAP_TSC, BOOL, 0, 0, 1, TRK_ENV_PROPAGATE,                                                  \
+      "1: read the TSC at each heap event (~10 ns); 0: heap times up to a 4 ms tick + 1 ms early") \
     X(COMPRESS, BOOL, 1, 0, 1, TRK_ENV_PROPAGATE,                                                  \
       "0: write capture chunks uncompressed (less writer CPU, captures ~15% larger)")              \
     X(PYTHON, ENUM, 2, 0, 2, TRK_ENV_PROPAGATE,                                                    \

@@ -92,7 +92,7 @@ ENV_A = {"TRACKER_RSS_MS": "0", "TRACKER_FLUSH_MS": "3", "TRACKER_LZ4_ACCEL": "9
          "TRACKER_SAMPLE_SEED": "5",
          "TRACKER_TABLE_KB": "128", "TRACKER_LEAK_SCAN": "0",
          "TRACKER_UNWIND": "0", "TRACKER_UNWIND_CHECK": "5",
-         "TRACKER_COMPRESS": "0"}
+         "TRACKER_COMPRESS": "0", "TRACKER_HEAP_TSC": "1"}
 FLAGS_B = ["--python-only", "--python-allocators"]
 
 OPT_MMAP, OPT_FORK, OPT_RSS = 1, 2, 4
@@ -138,7 +138,7 @@ def test_every_entry_across_exec_with_empty_env(env):
         "TRACKER_QUIET": "1", "TRACKER_TABLE_KB": "128", "TRACKER_SAMPLE_BYTES": "4096", "TRACKER_SAMPLE_SEED": "5",
         "TRACKER_LEAK_SCAN": "0",
         "TRACKER_UNWIND": "0", "TRACKER_UNWIND_CHECK": "5",
-        "TRACKER_COMPRESS": "0",
+        "TRACKER_COMPRESS": "0", "TRACKER_HEAP_TSC": "1",
     }
     want_b = {"TRACKER_PYTHON": "1", "TRACKER_PYTHON_ALLOCATORS": "1"}
     checks = []
