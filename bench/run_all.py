@@ -106,26 +106,35 @@ def section_allocbench(args, bench, cfgs, tmp, rows):
 
 
 def callgrind_total(argv, d, timeout):
-    """Summed Ir of every process of argv's tree under callgrind."""
+    """Summed Ir of every process of argv's tree under callgrind: (all
+    threads, each process's first thread). The rest is the tracker's own
+    threads (writer, sampler), whose Ir per event depends on how often the
+    writer wakes, i.e. on wall time, which valgrind stretches some 50-fold
+    (and valgrind runs one thread at a time): the total moves by up to
+    +-150 Ir/event between runs of one binary, the first thread's by up to
+    +-50 (where its ring fills, it flushes for itself)."""
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
-    vg = ["valgrind", "--tool=callgrind", "--trace-children=yes",
+    vg = ["valgrind", "--tool=callgrind", "--trace-children=yes", "--separate-threads=yes",
           "--callgrind-out-file=" + os.path.join(d, "cg.%p")]
     subprocess.run(vg + argv, cwd=d, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                    timeout=timeout, check=True)
-    total = 0
+    total = first = 0
     for f in glob.glob(os.path.join(d, "cg.*")):
         with open(f, errors="replace") as fh:
             for line in fh:
                 if line.startswith("totals:") or line.startswith("summary:"):
-                    total = total + int(line.split()[1])
+                    n = int(line.split()[1])
+                    total += n
+                    first += n if f.endswith("-01") else 0
                     break
-    return total
+    return total, first
 
 
 def section_callgrind(args, bench, cfgs, tmp, rows):
     if not shutil.which("valgrind"):
         return ["callgrind skipped: valgrind not installed"]
+    notes = []
     # Both past the first TSC fit (clock.c), which under valgrind comes some
     # 20,000 pairs in: before it every event reads clock_gettime on the slow
     # path, and a difference across that point measured neither.
@@ -144,15 +153,18 @@ def section_callgrind(args, bench, cfgs, tmp, rows):
                 log(f"[callgrind] {cname}: FAILED {e}")
                 break
         if len(ir) == 2:
-            per = (ir[1] - ir[0]) / (2 * (hi - lo))
-            log(f"[callgrind] {cname:30s} {per:.0f} Ir/event")
+            per = (ir[1][0] - ir[0][0]) / (2 * (hi - lo))
+            prog = (ir[1][1] - ir[0][1]) / (2 * (hi - lo))
+            log(f"[callgrind] {cname:30s} {per:.0f} Ir/event, {prog:.0f} of them in the program's thread")
+            notes.append(f"callgrind, {cname}: {per:.0f} Ir/event, {prog:.0f} in the program's thread "
+                         f"and {per - prog:.0f} in the tracker's threads (writer, sampler)")
             for r in rows:
                 if r["section"] == "allocbench" and r["workload"] == "ring 1T" and r["mode"] == cname:
                     r["ir"] = per
                     break
             else:
                 rows.append({"section": "allocbench", "workload": "ring 1T", "mode": cname, "ir": per})
-    return []
+    return notes
 
 
 TORCH_WORKLOADS = (("import torch", ["-c", "import torch"]),
