@@ -89,6 +89,10 @@ struct table {
      * the writer's cache-line writes an event). `closed`: that piece was
      * read; another one in the cycle would break the proof. */
     int last, closed;
+    /* The table a rehash left, kept for the next one of the same size
+     * (table_rehash): NULL, or spare_cap slots. */
+    struct ent *spare;
+    size_t spare_cap;
 };
 
 static inline size_t table_slots(const struct table *t)
@@ -109,6 +113,44 @@ static inline int ent_keep(const struct ent *e, uint64_t wm)
     return e->addr && ((e->seqlive & LIVE_BIT) || e->seqlive >= wm);
 }
 
+/* Up to this many slots (3 MiB) a rehash keeps the table it leaves for
+ * the next one, which takes it when it needs that size or up to 4 times
+ * less: the writer's live set with several threads (FREEs kept as entries
+ * until a watermark, struct table) rehashes every few thousand FREEs at
+ * about the same size, and a fresh mapping each time cost its page faults
+ * and, at the unmap, a TLB shootdown interrupting the program's threads on
+ * the other CPU (allocbench, 2 threads: 22,000 -> 6,000 page faults, CPU
+ * -5 to -10%, bench/results_twothread.md). Bigger ones (`import torch`) go
+ * back at once, as before: a spare would double them. */
+#define SPARE_MAX (1u << 17)
+
+/* nc empty slots: the spare when it has that size (table_rehash makes nc
+ * the spare's size where it may), else fresh memory. */
+static struct ent *table_mem(struct table *t, size_t nc)
+{
+    if (t->spare && t->spare_cap == nc) {
+        struct ent *nv = t->spare;
+        t->spare = NULL;
+        memset(nv, 0, nc * sizeof(*nv));
+        return nv;
+    }
+    return trk_lmem(nc * sizeof(struct ent));
+}
+
+/* The slots a rehash left (cap of them): kept as the spare if small
+ * enough, any older spare given back. */
+static void table_keep_spare(struct table *t, struct ent *v, size_t cap)
+{
+    trk_lmem_free(t->spare, t->spare ? t->spare_cap * sizeof(*v) : 0);
+    t->spare = NULL;
+    if (v && cap <= SPARE_MAX) {
+        t->spare = v;
+        t->spare_cap = cap;
+    } else {
+        trk_lmem_free(v, v ? cap * sizeof(*v) : 0);
+    }
+}
+
 /* Rehash into a table sized for the entries still needed: at most 3/8
  * full after it, so the next rehash is at least as many inserts away
  * (amortized O(1) a put); it may shrink. A table whose every entry is
@@ -126,7 +168,12 @@ static int table_rehash(struct table *t)
         nc *= 2;
         shift--;
     }
-    struct ent *nv = trk_lmem(nc * sizeof(*nv));
+    /* a spare up to 4 times that size is taken whole: fewer rehashes */
+    while (t->spare && nc < t->spare_cap && nc * 4 >= t->spare_cap) {
+        nc *= 2;
+        shift--;
+    }
+    struct ent *nv = table_mem(t, nc);
     if (!nv)
         return -1;
     for (size_t i = 0; i < old; i++) {
@@ -138,7 +185,7 @@ static int table_rehash(struct table *t)
             k = (k + 1) & (nc - 1);
         nv[k] = *e;
     }
-    trk_lmem_free(t->v, old * sizeof(*t->v));
+    table_keep_spare(t, t->v, old);
     t->v = nv;
     t->cap = nc;
     t->n = keep;
@@ -793,6 +840,7 @@ enum { TRACK_OFF, TRACK_ON, TRACK_BROKEN };
 static void track_drop(int state)
 {
     trk_lmem_free(track.t.v, table_slots(&track.t) * sizeof(*track.t.v));
+    table_keep_spare(&track.t, NULL, 0);
     trk_lmem_free(track.t.dels, track.t.del_cap * sizeof(*track.t.dels));
     streams_free(&track.ss);
     memset(&track, 0, sizeof(track));
@@ -901,6 +949,7 @@ int trk_lset_load(struct trk_lset *s, int fd)
     trk_lmem_free(b.stored, b.stored_cap);
     trk_lmem_free(b.raw, b.raw_cap);
     trk_lmem_free(t.v, table_slots(&t) * sizeof(*t.v));
+    table_keep_spare(&t, NULL, 0);
     streams_free(&ss);
     if (rc)
         trk_lset_free(s);
