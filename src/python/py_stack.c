@@ -273,7 +273,7 @@ static inline __attribute__((always_inline)) int walk_style(struct trk_thread *t
     struct trk_py_level *lv = b->levels, *lv_old = b->levels + b->last_n;
     uint64_t *pyv = b->pyv;
     uint8_t *pyentry = b->pyentry;
-    int n = 0, same = 1, skipped = 0;
+    int n = 0, same = 1, skipped = 0, hi = -1;
     /* Bounded: n grows with every frame taken and skipped frames are
      * counted, so a corrupt chain cannot keep us here. */
     while (f && n < max) {
@@ -302,20 +302,53 @@ static inline __attribute__((always_inline)) int walk_style(struct trk_thread *t
             lv->code = code;
             lv->linetable = lt;
             same = 0;
+            hi = n;
         }
         uint8_t entry = 1;
         if (style == TRK_PYS_311)
             entry = LOAD_U8(f, o.entry);
         else if (style >= TRK_PYS_312)
             entry = !prev || LOAD_U8(prev, o.owner) == o.cstack;
+        /* A level that changed at index n makes the suffix hashes of
+         * levels 0..n stale (py_suffix_hash). Past last_n every level
+         * misses above, so pyentry[n] is only compared where it is valid. */
+        hi = pyentry[n] != entry ? n : hi;
         pyentry[n] = entry;
         n++;
         lv++;
         f = prev;
     }
     b->last_same = same && b->levels + n == lv_old && n > 0;
+    /* Accumulated until py_suffix_hash catches up (a walk it did not
+     * follow leaves its own changes stale too). */
+    hi = b->levels + n == lv_old ? hi : n - 1;
+    b->last_hi = hi > b->last_hi ? hi : b->last_hi;
     b->last_n = n;
     return n;
+}
+
+/* Each level's hash of itself and every level outside it (pyv and pyentry,
+ * outermost first), kept with the level: consecutive walks share their
+ * outer levels (an import is 20 Python frames deep, of which the innermost
+ * one or two moved), so only the levels from the outermost one that
+ * changed inwards are hashed again, not all of them per object (hybrid_id's
+ * memo key). */
+#define MEMO_K1 0x9E3779B97F4A7C15ULL
+#define MEMO_K2 0xC2B2AE3D27D4EB4FULL
+
+static uint64_t py_suffix_hash(struct trk_py_thread *b, int n)
+{
+    if (n <= 0)
+        return MEMO_K2;
+    int top = b->last_hi < n ? b->last_hi : n - 1;
+    uint64_t a = top + 1 < n ? b->levels[top + 1].sh : MEMO_K1 ^ (uint64_t)n;
+    for (int i = top; i >= 0; i--) {
+        a = ((a + b->pyv[i]) * MEMO_K1) ^ b->pyentry[i];
+        a = a << 31 | a >> 33;
+        b->levels[i].sh = a;
+    }
+    b->last_hi = -1;
+    return a;
 }
 
 /* Why the per-level reuse: an allocation-heavy loop allocates again and
@@ -396,10 +429,7 @@ static int merge(struct trk_thread *t, struct trk_py_thread *b, int nn, int np)
  * hash in trk_stack_intern for a stack seen before (the merge and the
  * intern were about a third of a hybrid stack's cost on the Python side;
  * with --python-allocators that is paid once per object). */
-#define MEMO_K1 0x9E3779B97F4A7C15ULL
-#define MEMO_K2 0xC2B2AE3D27D4EB4FULL
-
-static uint64_t memo_hash(const struct trk_thread *t, const struct trk_py_thread *b, int nn, int np)
+static uint64_t memo_hash(const struct trk_thread *t, struct trk_py_thread *b, int nn, int np)
 {
     const uintptr_t *ips = t->ips;
     uint64_t a = MEMO_K2 ^ ((uint64_t)nn << 32 | (uint32_t)np), c = MEMO_K1;
@@ -416,10 +446,7 @@ static uint64_t memo_hash(const struct trk_thread *t, const struct trk_py_thread
         a = a << 31 | a >> 33;
     }
     a ^= c * MEMO_K2;
-    for (i = 0; i < np; i++) {
-        a = ((a + b->pyv[i]) * MEMO_K1) ^ b->pyentry[i];
-        a = a << 31 | a >> 33;
-    }
+    a = (a + py_suffix_hash(b, np)) * MEMO_K1;
     return trk_mix64(a) | 1; /* never 0: a zeroed entry never matches */
 }
 
@@ -444,7 +471,7 @@ static uint32_t hybrid_id(struct trk_thread *t, struct trk_py_thread *b, int nn,
 
 /* The calling thread's block: behind Python's own TLS pointer, and
  * otherwise the one its capture state already holds (a recycled state's:
- * its old thread is gone), else a fresh mapping (~95 KiB). NULL when none
+ * its old thread is gone), else a fresh mapping (~103 KiB). NULL when none
  * can be had: the caller takes a plain native stack. */
 static __thread struct trk_py_thread *py_tl TRK_TLS;
 
