@@ -23,6 +23,20 @@
 
 /* ---- Layouts --------------------------------------------------------------- */
 
+/* The frame walk's offsets: copied into locals by the walk (its uint8_t
+ * stores may alias anything, so fields read through a pointer would be
+ * read again at every level: most of the walk's cost on import torch).
+ * 3.11 and 3.12+ have one set each, given here once for trk_py_layout_for
+ * and the walk: with them as constants the loop keeps its state in
+ * registers (trk_py_walk: import_many, 20 levels an object, 433 -> 388 M
+ * instructions; json_roundtrip 309 -> 296 M; comparing the layout with
+ * them at every walk instead cost a memcmp call, -fno-builtin). */
+struct walk_offs {
+    int back, code, at, lt, owner, entry, cstack;
+};
+static const struct walk_offs W311 = {48, 32, 56, 136, 69, 68, -1};
+static const struct walk_offs W312 = {8, 0, 56, 136, 70, -1, 3};
+
 int trk_py_layout_for(int minor, struct trk_py_layout *o)
 {
     memset(o, 0, sizeof(*o));
@@ -49,14 +63,14 @@ int trk_py_layout_for(int minor, struct trk_py_layout *o)
         o->style = TRK_PYS_311;
         o->ts_frame = 56;
         o->cf_current = 8;
-        o->f_code = 32;
-        o->f_back = 48;
-        o->f_lasti = 56;
-        o->f_is_entry = 68;
-        o->f_owner = 69;
+        o->f_code = W311.code;
+        o->f_back = W311.back;
+        o->f_lasti = W311.at;
+        o->f_is_entry = W311.entry;
+        o->f_owner = W311.owner;
         o->co_firstlineno = 72;
         o->co_qualname = 128;
-        o->co_linetable = 136;
+        o->co_linetable = W311.lt;
         o->co_code = 184;
         o->uni_ascii = 48;
         o->uni_compact = 72;
@@ -66,14 +80,14 @@ int trk_py_layout_for(int minor, struct trk_py_layout *o)
         o->style = minor == 12 ? TRK_PYS_312 : TRK_PYS_313;
         o->ts_frame = minor == 12 ? 56 : 72;
         o->cf_current = 0;
-        o->f_code = 0;
-        o->f_back = 8;
-        o->f_lasti = 56;
-        o->f_owner = 70;
-        o->owner_cstack = 3;
+        o->f_code = W312.code;
+        o->f_back = W312.back;
+        o->f_lasti = W312.at;
+        o->f_owner = W312.owner;
+        o->owner_cstack = W312.cstack;
         o->co_firstlineno = 68;
         o->co_qualname = 128;
-        o->co_linetable = 136;
+        o->co_linetable = W312.lt;
         o->co_code = minor == 12 ? 192 : 200;
         o->uni_ascii = 40;
         o->uni_compact = 56;
@@ -256,13 +270,6 @@ static inline int64_t frame_lasti(uintptr_t at, const PyObject *code, const stru
     return (int64_t)(at - (uintptr_t)((const char *)code + L->co_code));
 }
 
-/* The layout's offsets, copied into locals by the walk: its uint8_t stores
- * may alias anything, so fields read through a pointer would be read again
- * at every level (most of the walk's cost on import torch). */
-struct walk_offs {
-    int back, code, at, lt, owner, entry, cstack;
-};
-
 /* One walk for one frame style: `style` is a constant at each call, so the
  * tests that do not apply to it fold away. */
 static inline __attribute__((always_inline)) int walk_style(struct trk_thread *t,
@@ -373,25 +380,16 @@ int trk_py_walk(struct trk_thread *t, struct trk_py_thread *b, int max)
         b->last_n = 0;
     }
     const struct trk_py_layout *L = &trk_pylay;
-    struct walk_offs o = {L->f_back,  L->f_code,     L->f_lasti,     L->co_linetable,
-                          L->f_owner, L->f_is_entry, L->owner_cstack};
-    /* 3.11 and 3.12+ have one layout each (trk_py_layout_for): with the
-     * offsets as constants the loop's state fits in registers (import_many,
-     * 20 levels an object: trk_py_walk 433 -> 376 M instructions). The
-     * generic loop stays for a layout that ever differs. */
-    static const struct walk_offs o311 = {48, 32, 56, 136, 69, 68, -1};
-    static const struct walk_offs o312 = {8, 0, 56, 136, 70, -1, 3};
     switch (L->style) {
-    case TRK_PYS_FRAMEOBJ:
+    case TRK_PYS_FRAMEOBJ: {
+        struct walk_offs o = {L->f_back,  L->f_code,     L->f_lasti,     L->co_linetable,
+                              L->f_owner, L->f_is_entry, L->owner_cstack};
         return walk_style(t, b, f, max, TRK_PYS_FRAMEOBJ, o);
+    }
     case TRK_PYS_311:
-        if (memcmp(&o, &o311, sizeof(o)) == 0)
-            return walk_style(t, b, f, max, TRK_PYS_311, o311);
-        return walk_style(t, b, f, max, TRK_PYS_311, o);
+        return walk_style(t, b, f, max, TRK_PYS_311, W311); /* trk_pylay's, as constants */
     default:
-        if (memcmp(&o, &o312, sizeof(o)) == 0)
-            return walk_style(t, b, f, max, TRK_PYS_312, o312);
-        return walk_style(t, b, f, max, TRK_PYS_312, o);
+        return walk_style(t, b, f, max, TRK_PYS_312, W312);
     }
 }
 
