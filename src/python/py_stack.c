@@ -479,7 +479,7 @@ static uint32_t hybrid_id(struct trk_thread *t, struct trk_py_thread *b, int nn,
 
 /* The calling thread's block: behind Python's own TLS pointer, and
  * otherwise the one its capture state already holds (a recycled state's:
- * its old thread is gone), else a fresh mapping (~103 KiB). NULL when none
+ * its old thread is gone), else a fresh mapping (~105 KiB). NULL when none
  * can be had: the caller takes a plain native stack. */
 static __thread struct trk_py_thread *py_tl TRK_TLS;
 
