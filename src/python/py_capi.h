@@ -140,6 +140,7 @@ struct trk_py_level {
     const void *code;
     const void *linetable;
     uintptr_t at; /* the raw instruction pointer / f_lasti read */
+    uint64_t sh;  /* py_stack.c: hash of this level and all outside it */
 };
 
 /* A code object's line cursor (py_lines.c): a PyCodeAddressRange left
@@ -182,6 +183,7 @@ struct trk_py_thread {
     uint32_t last_id;
     uint16_t last_cache_epoch;
     uint8_t last_same; /* set by trk_py_walk: every level matched */
+    int last_hi;       /* levels[0..last_hi] changed: their sh is stale */
 };
 
 /* py_stack.c: the calling thread's frames, innermost first, into b->pyv

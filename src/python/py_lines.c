@@ -122,6 +122,11 @@ int trk_py_line(struct trk_py_thread *b, const PyObject *code, int lasti)
         e->sum = table_sum(start, (size_t)(limit - start));
         e->gen = gen;
     }
+    /* Stepping back costs more a step than stepping on (CPython finds a
+     * range's start by scanning back to the previous entry's first byte), so
+     * an offset nearer the table's start than the cursor starts over. */
+    if (same && lasti < r->ar_start && lasti < r->ar_start - lasti)
+        same = 0;
     if (!same) {
         r->opaque.lo_next = start;
         r->opaque.limit = limit;

@@ -23,6 +23,20 @@
 
 /* ---- Layouts --------------------------------------------------------------- */
 
+/* The frame walk's offsets: copied into locals by the walk (its uint8_t
+ * stores may alias anything, so fields read through a pointer would be
+ * read again at every level: most of the walk's cost on import torch).
+ * 3.11 and 3.12+ have one set each, given here once for trk_py_layout_for
+ * and the walk: with them as constants the loop keeps its state in
+ * registers (trk_py_walk: import_many, 20 levels an object, 433 -> 388 M
+ * instructions; json_roundtrip 309 -> 296 M; comparing the layout with
+ * them at every walk instead cost a memcmp call, -fno-builtin). */
+struct walk_offs {
+    int back, code, at, lt, owner, entry, cstack;
+};
+static const struct walk_offs W311 = {48, 32, 56, 136, 69, 68, -1};
+static const struct walk_offs W312 = {8, 0, 56, 136, 70, -1, 3};
+
 int trk_py_layout_for(int minor, struct trk_py_layout *o)
 {
     memset(o, 0, sizeof(*o));
@@ -49,14 +63,14 @@ int trk_py_layout_for(int minor, struct trk_py_layout *o)
         o->style = TRK_PYS_311;
         o->ts_frame = 56;
         o->cf_current = 8;
-        o->f_code = 32;
-        o->f_back = 48;
-        o->f_lasti = 56;
-        o->f_is_entry = 68;
-        o->f_owner = 69;
+        o->f_code = W311.code;
+        o->f_back = W311.back;
+        o->f_lasti = W311.at;
+        o->f_is_entry = W311.entry;
+        o->f_owner = W311.owner;
         o->co_firstlineno = 72;
         o->co_qualname = 128;
-        o->co_linetable = 136;
+        o->co_linetable = W311.lt;
         o->co_code = 184;
         o->uni_ascii = 48;
         o->uni_compact = 72;
@@ -66,14 +80,14 @@ int trk_py_layout_for(int minor, struct trk_py_layout *o)
         o->style = minor == 12 ? TRK_PYS_312 : TRK_PYS_313;
         o->ts_frame = minor == 12 ? 56 : 72;
         o->cf_current = 0;
-        o->f_code = 0;
-        o->f_back = 8;
-        o->f_lasti = 56;
-        o->f_owner = 70;
-        o->owner_cstack = 3;
+        o->f_code = W312.code;
+        o->f_back = W312.back;
+        o->f_lasti = W312.at;
+        o->f_owner = W312.owner;
+        o->owner_cstack = W312.cstack;
         o->co_firstlineno = 68;
         o->co_qualname = 128;
-        o->co_linetable = 136;
+        o->co_linetable = W312.lt;
         o->co_code = minor == 12 ? 192 : 200;
         o->uni_ascii = 40;
         o->uni_compact = 56;
@@ -256,13 +270,6 @@ static inline int64_t frame_lasti(uintptr_t at, const PyObject *code, const stru
     return (int64_t)(at - (uintptr_t)((const char *)code + L->co_code));
 }
 
-/* The layout's offsets, copied into locals by the walk: its uint8_t stores
- * may alias anything, so fields read through a pointer would be read again
- * at every level (most of the walk's cost on import torch). */
-struct walk_offs {
-    int back, code, at, lt, owner, entry, cstack;
-};
-
 /* One walk for one frame style: `style` is a constant at each call, so the
  * tests that do not apply to it fold away. */
 static inline __attribute__((always_inline)) int walk_style(struct trk_thread *t,
@@ -273,7 +280,7 @@ static inline __attribute__((always_inline)) int walk_style(struct trk_thread *t
     struct trk_py_level *lv = b->levels, *lv_old = b->levels + b->last_n;
     uint64_t *pyv = b->pyv;
     uint8_t *pyentry = b->pyentry;
-    int n = 0, same = 1, skipped = 0;
+    int n = 0, same = 1, skipped = 0, hi = -1;
     /* Bounded: n grows with every frame taken and skipped frames are
      * counted, so a corrupt chain cannot keep us here. */
     while (f && n < max) {
@@ -302,20 +309,53 @@ static inline __attribute__((always_inline)) int walk_style(struct trk_thread *t
             lv->code = code;
             lv->linetable = lt;
             same = 0;
+            hi = n;
         }
         uint8_t entry = 1;
         if (style == TRK_PYS_311)
             entry = LOAD_U8(f, o.entry);
         else if (style >= TRK_PYS_312)
             entry = !prev || LOAD_U8(prev, o.owner) == o.cstack;
+        /* A level that changed at index n makes the suffix hashes of
+         * levels 0..n stale (py_suffix_hash). Past last_n every level
+         * misses above, so pyentry[n] is only compared where it is valid. */
+        hi = pyentry[n] != entry ? n : hi;
         pyentry[n] = entry;
         n++;
         lv++;
         f = prev;
     }
     b->last_same = same && b->levels + n == lv_old && n > 0;
+    /* Accumulated until py_suffix_hash catches up (a walk it did not
+     * follow leaves its own changes stale too). */
+    hi = b->levels + n == lv_old ? hi : n - 1;
+    b->last_hi = hi > b->last_hi ? hi : b->last_hi;
     b->last_n = n;
     return n;
+}
+
+/* Each level's hash of itself and every level outside it (pyv and pyentry,
+ * outermost first), kept with the level: consecutive walks share their
+ * outer levels (an import is 20 Python frames deep, of which the innermost
+ * one or two moved), so only the levels from the outermost one that
+ * changed inwards are hashed again, not all of them per object (hybrid_id's
+ * memo key). */
+#define MEMO_K1 0x9E3779B97F4A7C15ULL
+#define MEMO_K2 0xC2B2AE3D27D4EB4FULL
+
+static uint64_t py_suffix_hash(struct trk_py_thread *b, int n)
+{
+    if (n <= 0)
+        return MEMO_K2;
+    int top = b->last_hi < n ? b->last_hi : n - 1;
+    uint64_t a = top + 1 < n ? b->levels[top + 1].sh : MEMO_K1 ^ (uint64_t)n;
+    for (int i = top; i >= 0; i--) {
+        a = ((a + b->pyv[i]) * MEMO_K1) ^ b->pyentry[i];
+        a = a << 31 | a >> 33;
+        b->levels[i].sh = a;
+    }
+    b->last_hi = -1;
+    return a;
 }
 
 /* Why the per-level reuse: an allocation-heavy loop allocates again and
@@ -340,15 +380,16 @@ int trk_py_walk(struct trk_thread *t, struct trk_py_thread *b, int max)
         b->last_n = 0;
     }
     const struct trk_py_layout *L = &trk_pylay;
-    struct walk_offs o = {L->f_back,  L->f_code,     L->f_lasti,     L->co_linetable,
-                          L->f_owner, L->f_is_entry, L->owner_cstack};
     switch (L->style) {
-    case TRK_PYS_FRAMEOBJ:
+    case TRK_PYS_FRAMEOBJ: {
+        struct walk_offs o = {L->f_back,  L->f_code,     L->f_lasti,     L->co_linetable,
+                              L->f_owner, L->f_is_entry, L->owner_cstack};
         return walk_style(t, b, f, max, TRK_PYS_FRAMEOBJ, o);
+    }
     case TRK_PYS_311:
-        return walk_style(t, b, f, max, TRK_PYS_311, o);
+        return walk_style(t, b, f, max, TRK_PYS_311, W311); /* trk_pylay's, as constants */
     default:
-        return walk_style(t, b, f, max, TRK_PYS_312, o);
+        return walk_style(t, b, f, max, TRK_PYS_312, W312);
     }
 }
 
@@ -396,10 +437,7 @@ static int merge(struct trk_thread *t, struct trk_py_thread *b, int nn, int np)
  * hash in trk_stack_intern for a stack seen before (the merge and the
  * intern were about a third of a hybrid stack's cost on the Python side;
  * with --python-allocators that is paid once per object). */
-#define MEMO_K1 0x9E3779B97F4A7C15ULL
-#define MEMO_K2 0xC2B2AE3D27D4EB4FULL
-
-static uint64_t memo_hash(const struct trk_thread *t, const struct trk_py_thread *b, int nn, int np)
+static uint64_t memo_hash(const struct trk_thread *t, struct trk_py_thread *b, int nn, int np)
 {
     const uintptr_t *ips = t->ips;
     uint64_t a = MEMO_K2 ^ ((uint64_t)nn << 32 | (uint32_t)np), c = MEMO_K1;
@@ -416,10 +454,7 @@ static uint64_t memo_hash(const struct trk_thread *t, const struct trk_py_thread
         a = a << 31 | a >> 33;
     }
     a ^= c * MEMO_K2;
-    for (i = 0; i < np; i++) {
-        a = ((a + b->pyv[i]) * MEMO_K1) ^ b->pyentry[i];
-        a = a << 31 | a >> 33;
-    }
+    a = (a + py_suffix_hash(b, np)) * MEMO_K1;
     return trk_mix64(a) | 1; /* never 0: a zeroed entry never matches */
 }
 
@@ -444,7 +479,7 @@ static uint32_t hybrid_id(struct trk_thread *t, struct trk_py_thread *b, int nn,
 
 /* The calling thread's block: behind Python's own TLS pointer, and
  * otherwise the one its capture state already holds (a recycled state's:
- * its old thread is gone), else a fresh mapping (~95 KiB). NULL when none
+ * its old thread is gone), else a fresh mapping (~105 KiB). NULL when none
  * can be had: the caller takes a plain native stack. */
 static __thread struct trk_py_thread *py_tl TRK_TLS;
 
