@@ -51,17 +51,7 @@ static void sc_finish(struct sc_ent *e, const struct sc_rec *r)
 
 __attribute__((noinline)) int trk_unwind_walk_stop(struct wstate *w, uintptr_t lo, uintptr_t span)
 {
-    for (;;) {
-        uint64_t rule;
-        uintptr_t ra;
-        int r = w_step(w, &rule, &ra);
-        if (r > 0)
-            r = w_take(w, ra);
-        if (r <= 0)
-            return r < 0 ? -1 : w->n;
-        if (ra - lo < span)
-            return w->n;
-    }
+    return walk_until(w, lo, span);
 }
 
 /* walk_stop recording what it read into e, leaving e->n 0 when the walk

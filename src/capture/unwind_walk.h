@@ -94,8 +94,9 @@ static inline int w_step(struct wstate *w, uint64_t *rule, uintptr_t *ra)
 }
 
 /* The walk proper, from w's state (pc a lookup address), w->n frames
- * already in w->ips. Returns the count or -1. */
-static inline int walk(struct wstate *w)
+ * already in w->ips, ending also after a frame whose return address is in
+ * [lo, lo + span) (a stopped walk, unwind_stop.c). Returns the count or -1. */
+static inline int walk_until(struct wstate *w, uintptr_t lo, uintptr_t span)
 {
     for (;;) {
         uint64_t rule;
@@ -105,7 +106,15 @@ static inline int walk(struct wstate *w)
             r = w_take(w, ra);
         if (r <= 0)
             return r < 0 ? -1 : w->n;
+        if (ra - lo < span)
+            return w->n;
     }
+}
+
+/* A walk with no stop frame: span 0 compiles the stop test away. */
+static inline int walk(struct wstate *w)
+{
+    return walk_until(w, 0, 0);
 }
 
 /* ---- Stopped walks ------------------------------------------------------------
