@@ -451,10 +451,13 @@ static void *writer_main(void *arg)
         cycle_raw = 0;
         if (!atomic_load(&finished))
             flush_cycle(0, 1);
+        /* read under the lock: a flush by another thread (the exit's, a
+         * fork's) adds to it */
+        uint64_t raw = cycle_raw;
         pthread_mutex_unlock(&flush_lock);
         if (atomic_load(&writer_state) != WS_RUNNING)
             break;
-        periods = cycle_raw >= QUIET_BYTES ? 1 : periods < QUIET_MAX ? periods * 2 : QUIET_MAX;
+        periods = raw >= QUIET_BYTES ? 1 : periods < QUIET_MAX ? periods * 2 : QUIET_MAX;
         long ms = (long)trk_cfg.flush_ms * periods;
         struct timespec ts = {ms / 1000, ms % 1000 * 1000000L};
         syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, w, &ts, NULL, 0);

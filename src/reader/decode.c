@@ -594,6 +594,8 @@ static void decode_records(struct trk_reader *r, struct trk_stream *s, const uin
  * stream (a capture of 10,000 short threads holds 10,000 histories). */
 static int hist_push(struct trk_stream *s, const uint8_t *data, size_t len)
 {
+    if (len == 0) /* an empty piece: memcpy to a history not yet made is UB */
+        return 0;
     if (s->hist_cap < TRK_LZ_HIST && s->hist_len + len > s->hist_cap) {
         size_t cap = s->hist_cap ? s->hist_cap : 1024;
         while (cap < s->hist_len + len && cap < TRK_LZ_HIST)
