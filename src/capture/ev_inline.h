@@ -44,7 +44,9 @@ uint64_t trk_heap_q_span(const struct trk_tsc_fit *f, uint64_t ts) TRK_HIDDEN;
 /* head reached wake_at (events.c); keeps errno. */
 void trk_ev_fast_wake(struct trk_thread *t) TRK_HIDDEN;
 
-/* The fast path's clock: the fit and a TSC reading, taken before the seq.
+/* The fast path's clock: the fit and a reading in its ticks, taken before
+ * the seq: the TSC's under trk_clock_fit, or (trk_heap_coarse, clock.c)
+ * CLOCK_MONOTONIC_COARSE's ns under the identity trk_coarse_fit.
  * The lock xadd that takes the seq holds back the instructions after it,
  * rdtsc included, which then cost ~25 ns more per event than read ahead of
  * it, overlapped (allocbench CPU 2.97x -> 2.78x with 1 thread, 3.08x ->
@@ -69,7 +71,7 @@ TRK_EV_INLINE struct trk_fast_clock trk_fast_clock_read(void)
 }
 
 /* Whether the fast path applies: no nested call waits to be published
- * (nested.c), the clock is the TSC fit, the record fits in place (below
+ * (nested.c), there is a fit (above), the record fits in place (below
  * fast_end the ring has room for TRK_REC_MAX bytes before the writer's
  * position and before its end: events.c's fast_refresh), and the reading
  * is less than a heap time quantum past the stream's ts, so that the

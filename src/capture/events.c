@@ -105,7 +105,7 @@ void trk_ev_finish(struct trk_thread *t, const uint8_t *buf, size_t len, uint64_
  * call, so nothing to save and restore around one (a call to trk_now_ns
  * and the scratch buffer's frame cost ~40 instructions per event,
  * callgrind). It applies when no nested call waits to be published
- * (nested.c), the clock is the TSC fit, the record fits the ring without
+ * (nested.c), the clock has a fit (ev_inline.h), the record fits the ring without
  * wrapping or waiting and no heap time step is due (ev_inline.h's
  * trk_fast_ok); any other event takes the general path below, which
  * writes the same record. */

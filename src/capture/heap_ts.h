@@ -37,7 +37,8 @@ static inline uint64_t trk_heap_ts_at(const struct trk_thread *t, uint64_t now)
     return now - t->enc.ts < TRK_HEAP_TS_QUANTUM_NS ? t->enc.ts : now;
 }
 
-/* The same, reading the clock (the fast paths read the TSC themselves). */
+/* The same, reading the clock (the fast paths read theirs themselves,
+ * ev_inline.h). */
 static inline uint64_t trk_heap_ts(const struct trk_thread *t)
 {
     return trk_heap_ts_at(t, trk_now_ns());

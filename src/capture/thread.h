@@ -75,7 +75,8 @@ struct trk_thread {
      * (room for TRK_REC_MAX bytes, no wrap), and the writer may need waking
      * once head reaches wake_at. 0 (thread_reset): look again. */
     uint64_t fast_end, wake_at;
-    /* The heap time quantum in TSC ticks (ev_inline.h): under the fit whose
+    /* The heap time quantum in the fast clock's ticks (ev_inline.h: the
+     * TSC's, or the coarse clock's ns): under the fit whose
      * tsc0 is q_tsc0, a reading less than q_span ticks past tsc0 is less
      * than a quantum past enc.ts, so a heap record says that no time passed
      * without the fit's multiply. enc.ts only grows, which keeps that true;

@@ -113,13 +113,10 @@ int trk_py_line(struct trk_py_thread *b, const PyObject *code, int lasti)
      * table it was set on. */
     int same = e->code == code && e->linetable == lt && r->opaque.limit == limit &&
                e->firstlineno == first;
-    if (same && (e->gen != gen || !gen)) {
+    if (!same || e->gen != gen || !gen) {
         uint64_t sum = table_sum(start, (size_t)(limit - start));
-        same = e->sum == sum;
+        same = same && e->sum == sum;
         e->sum = sum;
-        e->gen = gen;
-    } else if (!same) {
-        e->sum = table_sum(start, (size_t)(limit - start));
         e->gen = gen;
     }
     /* Stepping back costs more a step than stepping on (CPython finds a

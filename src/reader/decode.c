@@ -608,11 +608,7 @@ static int hist_push(struct trk_stream *s, const uint8_t *data, size_t len)
         s->hist = b;
         s->hist_cap = (uint32_t)cap;
     }
-    if (s->hist_cap < TRK_LZ_HIST) { /* all of it fits: nothing to drop */
-        memcpy(s->hist + s->hist_len, data, len);
-        s->hist_len += (uint32_t)len;
-        return 0;
-    }
+    /* below TRK_LZ_HIST the buffer holds all of it, and nothing is dropped */
     trk_lz_hist_push(s->hist, &s->hist_len, data, len);
     return 0;
 }
