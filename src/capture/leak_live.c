@@ -853,11 +853,11 @@ void trk_ltrack_start(void)
         track.state = TRACK_ON;
 }
 
-void trk_ltrack_piece(uint32_t stream, uint64_t off, const uint8_t *p, size_t len)
+void trk_ltrack_piece(uint32_t slot, uint64_t off, const uint8_t *p, size_t len)
 {
     if (track.state != TRACK_ON)
         return;
-    struct trk_rec_state *st = stream_state(&track.ss, stream);
+    struct trk_rec_state *st = stream_state(&track.ss, slot);
     if (!st || (!track.t.v && table_rehash(&track.t))) {
         track_drop(TRACK_BROKEN);
         return;

@@ -37,10 +37,13 @@ void trk_leakscan_run(struct trk_thread *t, int fd, const void *stack_top,
 /* The live set kept as the capture is written (leak_live.c), so that the
  * scan need not read the file back. pre: the writer's flush lock held.
  * start: once the scan is wanted; piece: each DATA chunk's raw bytes, as
- * written, `off` its stream offset; watermark: each WATERMARK written;
- * fork_child: the child's capture starts empty. */
+ * written, `off` its stream offset, `slot` the thread state that holds the
+ * stream (struct trk_thread's slot: a new stream on a reused state starts
+ * at off 0), so the per-stream decoder state is kept per state, not per
+ * thread that ever lived; watermark: each WATERMARK written; fork_child:
+ * the child's capture starts empty. */
 void trk_ltrack_start(void) TRK_HIDDEN;
-void trk_ltrack_piece(uint32_t stream, uint64_t off, const uint8_t *p, size_t len) TRK_HIDDEN;
+void trk_ltrack_piece(uint32_t slot, uint64_t off, const uint8_t *p, size_t len) TRK_HIDDEN;
 void trk_ltrack_watermark(uint64_t w) TRK_HIDDEN;
 /* The writer's flush cycle begins (bound: the watermark it will write,
  * known up front: every event below it is in a piece of this cycle or an

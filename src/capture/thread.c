@@ -58,7 +58,7 @@ _Atomic int trk_active;
 struct trk_seq_line trk_seq_line = {.v = 1};
 
 static _Atomic(struct trk_thread *) registry;
-static _Atomic uint32_t next_stream;
+static _Atomic uint32_t next_stream, next_slot;
 static pthread_key_t exit_key;
 
 static void thread_key_destructor(void *arg)
@@ -136,6 +136,7 @@ static struct trk_thread *thread_new(void)
     t->ring = mem + head;
     t->ring_mask = trk_cfg.ring_size - 1;
     atomic_store(&t->state, TRK_TS_CLAIMED);
+    t->slot = atomic_fetch_add(&next_slot, 1);
     struct trk_thread *old = atomic_load(&registry);
     do {
         t->next = old;

@@ -102,6 +102,10 @@ struct trk_thread {
     _Atomic int in_dl; /* inside the loader's lock (unwinding, module walks): see trk_dl_enter */
 
     uint32_t stream;
+    /* This state's number among all states (0, 1, ...: never more than the
+     * most threads alive at once), for the writer's per-state tables: a
+     * stream id grows with every thread that ever lived. */
+    uint32_t slot;
     pid_t tid;
     pthread_t self;
     uint64_t exit_seen_ns;   /* writer-private */

@@ -249,7 +249,7 @@ static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to, int co
     }
     cycle_raw += len;
     if (leak_scan) /* the exit scan's live set, kept from the same bytes (leakscan.h) */
-        trk_ltrack_piece(t->stream, from, src, len);
+        trk_ltrack_piece(t->slot, from, src, len);
     struct codec_slot *cs =
         &codec_slots[t->stream % (sizeof(codec_slots) / sizeof(codec_slots[0]))];
     uint8_t *skip = &cs->lz_skip;
