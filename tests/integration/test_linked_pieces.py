@@ -44,6 +44,11 @@ def test_rounds_linked(env):
         total[s] = total.get(s, 0) + raw
     main_stream = max(total, key=total.get) if total else None
     rounds = [(n, raw) for s, n, raw in linked if s == main_stream and raw >= 1024]
+    # The first round has no round before it to repeat, and where the
+    # writer's first flush came early it shares its piece with the rest of
+    # the program's start-up (CI: 772 of 4080 bytes, start-up's 826 raw
+    # bytes and round one's 3254): only the later ones are checked.
+    rounds = rounds[1:]
     check(len(rounds) >= ROUNDS // 2,
           "linked pieces past offset 0 of the program's stream: %s" % linked)
     for n, raw in rounds:
