@@ -8,17 +8,20 @@
  * previous one too. Here each stream keeps an LZ4 stream state whose
  * dictionary is the stream's last raw bytes (up to 64 KiB), which the
  * reader keeps as well (common/lz_hist.h): json_roundtrip.py's capture
- * went from 70 to ~50 KB (bench/results_size.md).
+ * went from 70 to ~50 KB (bench/results_size.md), and with LZ4 HC under a
+ * CPU budget (below) to ~42 KB.
  *
  * Owns: the per-stream encoder slots (mapped at a stream's first piece,
  * whichever thread writes it: a raw mmap, no malloc; never unmapped),
- * their history. Must not: write chunks or decide codecs (the
- * writer does), or run without the writer's flush lock.
+ * their history, and HC's CPU budget. Must not: write chunks or decide
+ * codecs (the writer does), or run without the writer's flush lock.
  */
 #include <lz4.h>
+#include <lz4hc.h>
 #include <string.h>
 
 #include "capture/lz_link.h"
+#include "capture/events.h"
 #include "capture/own_mem.h"
 #include "common/lz_hist.h"
 
@@ -42,17 +45,95 @@
 #define SHORT_PIECE 16384
 #define EARLY_BYTES (256u << 10)
 #define DENSE       4
+/* LZ4's HC encoder writes the same blocks, smaller: on json_roundtrip.py's
+ * stream, 970 KB raw in 64 KiB linked blocks, 44.9 KB at acceleration 1,
+ * 39.6 KB at HC level 4 (39.0 at 9); its start-up piece, 68.6 KB raw,
+ * 33.5 -> ~30.5 KB. But it is ~10x slower: ~190 MB/s on that stream, ~47
+ * on heap records. So HC takes a piece while its budget lasts: it earns
+ * 1/HC_SHARE of the wall time (0.5% of a core), is spent by the time HC
+ * takes (measured), holds at most HC_BURST_NS (also the start: a Python
+ * program's start-up fits), and HC resumes once HC_RESUME_NS are saved, so
+ * a stream changes encoder rarely (each change to HC indexes the 64 KiB
+ * history anew, ~0.3 ms, paid from the budget). A piece under HC_MIN is
+ * not worth a slot's 256 KiB HC state (mapped at its first HC piece and
+ * kept), unless the stream is on HC already; one over HC_MAX (a busy
+ * stream's: ~1.4 ms on HC) would overdraw the budget by more than it
+ * holds. */
+#define HC_MIN       2048
+#define HC_MAX       (128u << 10)
+#define HC_LEVEL     4
+#define HC_SHARE     200
+#define HC_BURST_NS  2000000
+#define HC_RESUME_NS 500000
+static int64_t hc_budget = HC_BURST_NS;
+static uint64_t hc_last_ns;
+static int hc_forced; /* tests: 1 always HC, -1 never (trk_lzlink_hc_force) */
 
 struct slot {
     LZ4_stream_t lz;
-    uint32_t stream; /* UINT32_MAX: free */
-    uint32_t hlen;   /* the encoder's dictionary ends at hist + hlen */
-    uint32_t dense;  /* the last piece shrank DENSE-fold or more */
-    uint64_t next;   /* stream offset just after the history */
+    uint32_t stream;    /* UINT32_MAX: free */
+    uint32_t hlen;      /* the encoder's dictionary ends at hist + hlen */
+    uint32_t dense;     /* the last piece shrank DENSE-fold or more */
+    uint32_t on_hc;     /* the history is in hc, not in lz */
+    uint64_t next;      /* stream offset just after the history */
+    LZ4_streamHC_t *hc; /* NULL until the slot's first HC piece */
     uint8_t hist[HIST_ROOM];
 };
 
 static struct slot *slots[NSLOT];
+
+/* Which encoder takes the piece; the history (its last 64 KiB) moves over
+ * to it. */
+static int pick_hc(struct slot *s, uint32_t len, uint64_t now)
+{
+    hc_budget += (int64_t)((now - hc_last_ns) / HC_SHARE);
+    if (hc_budget > HC_BURST_NS)
+        hc_budget = HC_BURST_NS;
+    hc_last_ns = now;
+    int hc =
+        len <= HC_MAX && (s->on_hc ? hc_budget > 0 : hc_budget > HC_RESUME_NS && len >= HC_MIN);
+    if (hc_forced)
+        hc = hc_forced > 0 && len <= HC_MAX && (s->on_hc || len >= HC_MIN);
+    if (hc && !s->hc) {
+        void *m = trk_own_map(TRK_OWN_WRITER, sizeof(LZ4_streamHC_t));
+        if (!m || !(s->hc = LZ4_initStreamHC(m, sizeof(LZ4_streamHC_t))))
+            return s->on_hc = 0; /* no memory: fast LZ4 it is */
+    }
+    uint32_t k = s->hlen < TRK_LZ_HIST ? s->hlen : TRK_LZ_HIST;
+    const char *d = (const char *)s->hist + s->hlen - k;
+    if (hc && !s->on_hc) {
+        LZ4_resetStreamHC_fast(s->hc, HC_LEVEL);
+        if (k)
+            LZ4_loadDictHC(s->hc, d, (int)k);
+    } else if (!hc && s->on_hc) {
+        LZ4_initStream(&s->lz, sizeof(s->lz));
+        if (k)
+            LZ4_loadDict(&s->lz, d, (int)k);
+    }
+    s->on_hc = (uint32_t)hc;
+    return hc;
+}
+
+void trk_lzlink_hc_force(int mode)
+{
+    hc_forced = mode;
+}
+
+/* Both encoders keep their dictionary where the caller says, and move it
+ * to the history's start the same way. */
+static int enc_continue(struct slot *s, int hc, const uint8_t *src, uint8_t *dst, uint32_t len,
+                        int cap, int accel)
+{
+    return hc ? LZ4_compress_HC_continue(s->hc, (const char *)src, (char *)dst, (int)len, cap)
+              : LZ4_compress_fast_continue(&s->lz, (const char *)src, (char *)dst, (int)len, cap,
+                                           accel);
+}
+
+static uint32_t enc_save(struct slot *s, int hc)
+{
+    return (uint32_t)(hc ? LZ4_saveDictHC(s->hc, (char *)s->hist, (int)TRK_LZ_HIST)
+                         : LZ4_saveDict(&s->lz, (char *)s->hist, (int)TRK_LZ_HIST));
+}
 
 int trk_lzlink_compress(uint32_t stream, uint64_t off, const uint8_t *src, uint32_t len,
                         uint8_t *dst, int cap, int accel)
@@ -72,23 +153,28 @@ int trk_lzlink_compress(uint32_t stream, uint64_t off, const uint8_t *src, uint3
         s->stream = stream;
         s->hlen = 0;
         s->dense = 0;
+        s->on_hc = 0;
     }
     if (len < SHORT_PIECE || off < EARLY_BYTES || s->dense)
         accel = 1;
+    uint64_t t0 = trk_now_ns();
+    if (!hc_last_ns)
+        hc_last_ns = t0;
+    int hc = pick_hc(s, len, t0);
     int n;
     if (len <= HIST_ROOM - TRK_LZ_HIST) {
         if (s->hlen + len > HIST_ROOM)
-            s->hlen = (uint32_t)LZ4_saveDict(&s->lz, (char *)s->hist, (int)TRK_LZ_HIST);
+            s->hlen = enc_save(s, hc);
         memcpy(s->hist + s->hlen, src, len);
-        n = LZ4_compress_fast_continue(&s->lz, (const char *)s->hist + s->hlen, (char *)dst,
-                                       (int)len, cap, accel);
+        n = enc_continue(s, hc, s->hist + s->hlen, dst, len, cap, accel);
         s->hlen += len;
     } else {
-        n = LZ4_compress_fast_continue(&s->lz, (const char *)src, (char *)dst, (int)len, cap,
-                                       accel);
+        n = enc_continue(s, hc, src, dst, len, cap, accel);
         /* src is the ring's: the history must not point into it */
-        s->hlen = (uint32_t)LZ4_saveDict(&s->lz, (char *)s->hist, (int)TRK_LZ_HIST);
+        s->hlen = enc_save(s, hc);
     }
+    if (hc)
+        hc_budget -= (int64_t)(trk_now_ns() - t0);
     if (n <= 0) {
         s->stream = UINT32_MAX;
         return 0;
@@ -107,6 +193,8 @@ void trk_lzlink_drop(uint32_t stream)
 
 void trk_lzlink_fork_child(void)
 {
+    hc_budget = HC_BURST_NS; /* the child's capture starts anew */
+    hc_last_ns = 0;
     for (int i = 0; i < NSLOT; i++)
         if (slots[i])
             slots[i]->stream = UINT32_MAX;

@@ -15,11 +15,15 @@
  * off, against the stream's earlier bytes. Returns the block's size in dst
  * (at most cap), 0 when LZ4 failed (the stream then starts afresh), -1 when
  * the stream has no encoder (no memory): the caller falls back to codec 1.
- * accel is LZ4's acceleration where the encoder does not pick 1 itself.
- * Whatever the caller then writes (codec 3, HUF or stored), the encoder has
- * the piece in its history. */
+ * accel is LZ4's acceleration where the encoder does not pick 1 itself,
+ * or LZ4's HC encoder takes the piece while its CPU budget lasts (0.5% of
+ * a core, lz_link.c). Whatever the caller then writes (codec 3, HUF or
+ * stored), the encoder has the piece in its history. */
 int trk_lzlink_compress(uint32_t stream, uint64_t off, const uint8_t *src, uint32_t len,
                         uint8_t *dst, int cap, int accel) TRK_HIDDEN;
+/* Tests: 1, HC takes every piece it may (HC_MIN) whatever its budget; -1,
+ * none; 0, the budget decides (the default). */
+void trk_lzlink_hc_force(int mode) TRK_HIDDEN;
 /* The stream's next piece was not given to trk_lzlink_compress: its
  * encoder's history no longer ends where the stream does. */
 void trk_lzlink_drop(uint32_t stream) TRK_HIDDEN;

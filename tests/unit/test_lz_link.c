@@ -11,7 +11,10 @@
  * the reader's history, piece after piece, across long pieces, after a
  * stream lost its encoder to another, after a piece that bypassed it, and
  * after a gap in the offsets; and a loop's later pieces shrink to a fraction
- * of what they shrink to alone.
+ * of what they shrink to alone. The encoder is fast LZ4's or, while its CPU
+ * budget lasts, LZ4 HC's (the same block format): both hand the history to
+ * each other, a stream's first bytes get the thorough fast setting, and the
+ * budget runs out.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +25,7 @@
 
 #include <cmocka.h>
 #include <lz4.h>
+#include <lz4hc.h>
 
 #include "capture/lz_link.h"
 #include "common/lz_hist.h"
@@ -161,35 +165,106 @@ static void test_encoder_restarts(void **unused)
     round_trip(&fresh, 5, piece, 2000);
 }
 
+/* Node-like bytes: runs of 1-12 tokens copied from a table of 600 4-byte
+ * tokens, so that matches are short and a skipping search misses some. */
+static uint32_t node_like(uint8_t *p, uint32_t cap, uint32_t seed)
+{
+    static uint8_t tok[600][4];
+    uint32_t x = 12345, n = 0;
+    for (int i = 0; i < 600; i++)
+        for (int k = 0; k < 4; k++)
+            tok[i][k] = (uint8_t)((x = x * 1103515245u + 12345u) >> 24);
+    x = seed;
+    while (n + 48 < cap) {
+        uint32_t t = (x = x * 1103515245u + 12345u) >> 8;
+        for (uint32_t k = 0; k < 1 + (t >> 20) % 12 && n + 4 <= cap; k++, n += 4)
+            memcpy(p + n, tok[(t + k) % 600], 4);
+    }
+    return n;
+}
+
+static uint8_t z1[LZ4_COMPRESSBOUND(100000)];
+
 /* A stream's first 256 KiB (a Python program's start-up: 40-100 KiB of
- * stack nodes, written once) get LZ4's thorough setting whatever the
- * caller asked: on an empty script's capture that is 39.4 -> 35.3 KB, for
- * well under a millisecond once. A piece longer than the encoder's copy
- * room (64 KiB) too. */
+ * stack nodes, written once) get fast LZ4's thorough setting whatever the
+ * caller asked, where HC does not take them. A piece longer than the
+ * encoder's copy room (64 KiB) too. */
 static void test_early_bytes_thorough(void **unused)
 {
     (void)unused;
     memset(&ra, 0, sizeof ra);
-    /* node-like bytes: runs of 1-12 tokens copied from a table of 600
-     * 4-byte tokens, so that matches are short and a skipping search
-     * misses some */
-    static uint8_t tok[600][4];
-    uint32_t x = 12345;
-    for (int i = 0; i < 600; i++)
-        for (int k = 0; k < 4; k++)
-            tok[i][k] = (uint8_t)((x = x * 1103515245u + 12345u) >> 24);
-    uint32_t n = 0;
-    while (n + 48 < 100000) {
-        uint32_t t = (x = x * 1103515245u + 12345u) >> 8;
-        for (uint32_t k = 0; k < 1 + (t >> 20) % 12 && n + 4 <= 100000; k++, n += 4)
-            memcpy(piece + n, tok[(t + k) % 600], 4);
-    }
-    static uint8_t z1[LZ4_COMPRESSBOUND(100000)];
+    uint32_t n = node_like(piece, 100000, 1);
     int fast = LZ4_compress_fast((const char *)piece, (char *)z1, (int)n, (int)sizeof z1, 4);
     int thorough = LZ4_compress_fast((const char *)piece, (char *)z1, (int)n, (int)sizeof z1, 1);
     assert_true(thorough < fast); /* the data tells the settings apart */
     int z = round_trip(&ra, 40, piece, n); /* asks for acceleration 4 */
     assert_true(z <= thorough);
+}
+
+/* LZ4's HC encoder takes pieces while its CPU budget lasts (lz_link.c): a
+ * process's first pieces (its start-up) are HC's, exactly what HC makes
+ * of each alone, until the 2 ms it starts with are spent; then fast LZ4's,
+ * and the budget (0.5% of the time since) does not let HC back within the
+ * test. */
+static void test_hc_budget(void **unused)
+{
+    (void)unused;
+    trk_lzlink_hc_force(0);
+    trk_lzlink_fork_child(); /* a fresh budget */
+    int hc_pieces = 0, fast_after = 0;
+    for (uint32_t i = 0; i < 400 && !fast_after; i++) {
+        uint32_t n = node_like(piece, 65536, 7 + i);
+        int hc = LZ4_compress_HC((const char *)piece, (char *)z1, (int)n, (int)sizeof z1, 4);
+        struct rd r;
+        memset(&r, 0, sizeof r);
+        int z = round_trip(&r, 100 + i, piece, n); /* a new stream: no history */
+        if (z == hc)
+            hc_pieces++;
+        else
+            fast_after = z > hc;
+    }
+    print_message("HC took %d pieces of 64 KiB, then fast LZ4\n", hc_pieces);
+    trk_lzlink_hc_force(-1);
+    assert_true(hc_pieces >= 1);
+    assert_true(fast_after);
+}
+
+/* The history moves between the encoders (the budget forced either way):
+ * a first piece is exactly what HC makes of it alone; tiny pieces (fast:
+ * not worth HC) then a longer one (HC) that repeats them, and after long
+ * pieces on HC a fast piece that repeats the last one: each finds the
+ * history it needs (a block of a few bytes), and every block decodes
+ * against the reader's history. */
+static void test_hc_history(void **unused)
+{
+    (void)unused;
+    trk_lzlink_hc_force(1);
+    memset(&ra, 0, sizeof ra);
+    loop_piece(piece, 3000, 0);
+    for (uint32_t i = 0; i < 3000; i += 7)
+        piece[i] ^= (uint8_t)(i * 2654435761u >> 27); /* less regular: HC and fast differ */
+    int alone = LZ4_compress_HC((const char *)piece, (char *)z1, 3000, (int)sizeof z1, 4);
+    int fast = LZ4_compress_fast((const char *)piece, (char *)z1, 3000, (int)sizeof z1, 1);
+    assert_true(alone < fast);
+    assert_int_equal(round_trip(&ra, 7, piece, 3000), alone);
+
+    /* fast -> HC: a fresh stream's tiny pieces, then 2 KiB that repeats */
+    memset(&rb, 0, sizeof rb);
+    static uint8_t tiny[4096];
+    loop_piece(tiny, 4096, 5);
+    for (uint32_t i = 0; i < 4096; i += 512)
+        round_trip(&rb, 8, tiny + i, 512);
+    assert_true(round_trip(&rb, 8, tiny, 2048) < 40);
+
+    /* long pieces on HC (past the copy room: compressed in place), then
+     * fast LZ4 finds the last piece again */
+    for (uint32_t i = 0; i < 150000; i++)
+        piece[i] = (uint8_t)(i * 2654435761u >> 24);
+    round_trip(&ra, 7, piece, 100000);
+    loop_piece(piece, 20000, 6);
+    round_trip(&ra, 7, piece, 20000);
+    trk_lzlink_hc_force(-1);
+    assert_true(round_trip(&ra, 7, piece, 20000) < 120);
 }
 
 int main(void)
@@ -200,6 +275,9 @@ int main(void)
         cmocka_unit_test(test_encoder_pieces),
         cmocka_unit_test(test_encoder_restarts),
         cmocka_unit_test(test_early_bytes_thorough),
+        cmocka_unit_test(test_hc_budget),
+        cmocka_unit_test(test_hc_history),
     };
+    trk_lzlink_hc_force(-1); /* fast LZ4 only, but where a test says */
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
