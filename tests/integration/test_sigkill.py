@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """test_sigkill.py - a process killed by SIGKILL leaves a readable capture
-reported as truncated, holding at least every event older than one flush
-interval (10 ms), and `tracker run` exits with 128 + 9. Also: `tracker run`
+reported as truncated, holding at least every event older than the
+writer's wait: one flush interval (10 ms), or up to four for a quiet
+program (src/capture/writer.c, QUIET_MAX; README: 20-40 ms), which the
+200 ms pause before the kill covers. `tracker run` exits with 128 + 9.
+Also: `tracker run`
 passes the program's own exit status through, and 128 + N for other
 signals."""
 
@@ -21,7 +24,8 @@ N = 20000
 
 def test_kills_itself(env):
     prog = env.prog("killself")
-    # N allocations, then 200 ms asleep (twenty flush intervals), then SIGKILL.
+    # N allocations, then 200 ms asleep (five times the longest wait of a
+    # quiet program's writer), then SIGKILL.
     _, out, _ = env.run([prog, "0", str(N), "200"], expect_rc=128 + signal.SIGKILL)
     st = env.stats(out, allow_truncated=True)
     eq(st["truncated"], True, "truncated")
