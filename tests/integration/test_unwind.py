@@ -14,7 +14,7 @@ import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Skip, check, eq, ge, main  # noqa: E402
+from harness import Skip, check, eq, ge, main, unwind_clean  # noqa: E402
 
 CHECK = {"TRACKER_UNWIND_CHECK": "1"}
 
@@ -27,19 +27,7 @@ def all_stats(env, out):
 
 
 def expect_clean(stats, min_checked, what):
-    """No stack differs, and at least min_checked were walked: compared,
-    or left to libunwind whole (a fallback: a return address in a library
-    the module table has not caught up with yet, as while dlopen runs its
-    constructors, is libunwind's; under load a few more do: 19 of 2000 in
-    dlchurn on a busy machine). Nine in ten must have been compared."""
-    checked = sum(s["unwind_checked"] for s in stats)
-    fallbacks = sum(s["unwind_fallbacks"] for s in stats)
-    bad = sum(s["unwind_mismatches"] for s in stats)
-    eq(bad, 0, "%s: stacks where the own unwinder and libunwind differ" % what)
-    ge(checked + fallbacks, min_checked, "%s: stacks compared (%d) or libunwind's (%d)"
-       % (what, checked, fallbacks))
-    ge(checked, min_checked * 9 // 10, "%s: stacks compared" % what)
-    return checked, fallbacks
+    return unwind_clean(stats, min_checked, what)
 
 
 def cases(env, prog, mode, n, *rest):
