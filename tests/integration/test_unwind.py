@@ -26,10 +26,6 @@ def all_stats(env, out):
     return [env.stats(p, allow_truncated=True) for p in paths if os.path.exists(p)]
 
 
-def expect_clean(stats, min_checked, what):
-    return unwind_clean(stats, min_checked, what)
-
-
 def cases(env, prog, mode, n, *rest):
     _, out, v = env.run([env.prog(prog), mode, str(n)] + list(rest), env=CHECK, timeout=240)
     eq(v.get("done"), 1, "%s %s finished" % (prog, mode))
@@ -41,7 +37,7 @@ def test_chain_fp_and_nofp(env):
     pointers), recursion: every stack compared, none differs."""
     for prog in ("unwind_cases", "unwind_cases_nofp"):
         st, _ = cases(env, prog, "chain", 3000)
-        expect_clean(st, 3000, prog + " chain")
+        unwind_clean(st, 3000, prog + " chain")
 
 
 def test_stats_shows_the_check(env):
@@ -66,14 +62,14 @@ def test_signal_handler_on_altstack(env):
     for prog in ("unwind_cases", "unwind_cases_nofp"):
         st, v = cases(env, prog, "altstack", 300)
         ge(v["handled"], 300, "signals handled")
-        _, fallbacks = expect_clean(st, v["main_iters"], prog + " altstack")
+        _, fallbacks = unwind_clean(st, v["main_iters"], prog + " altstack")
         ge(fallbacks, 1, prog + ": signal frames left to libunwind")
 
 
 def test_longjmp(env):
     for prog in ("unwind_cases", "unwind_cases_nofp"):
         st, _ = cases(env, prog, "longjmp", 2000)
-        expect_clean(st, 4000, prog + " longjmp")
+        unwind_clean(st, 4000, prog + " longjmp")
 
 
 def test_dlopen_dlclose_churn(env):
@@ -82,7 +78,7 @@ def test_dlopen_dlclose_churn(env):
     the other (the epoch bump on unload prevents it)."""
     for prog in ("unwind_cases", "unwind_cases_nofp"):
         st, v = cases(env, prog, "dlchurn", 100, env.progdir)
-        expect_clean(st, 100 * 20, prog + " dlchurn")
+        unwind_clean(st, 100 * 20, prog + " dlchurn")
         print("  %s: the library came back at the same address %d times of 99"
               % (prog, v["same_address"]))
 
@@ -96,7 +92,7 @@ def test_jit_and_code_without_unwind_info(env):
             st, v = cases(env, prog, mode, 500)
             eq(v["jit_calls"], 500, "calls into the generated code")
             # a walk left to libunwind has nothing to compare: not counted
-            _, fallbacks = expect_clean(st, 0, "%s %s" % (prog, mode))
+            _, fallbacks = unwind_clean(st, 0, "%s %s" % (prog, mode))
             ge(fallbacks, 500, "%s %s: walks left to libunwind" % (prog, mode))
 
 
@@ -106,7 +102,7 @@ def test_exception_in_flight(env):
     for prog in ("unwind_exc", "unwind_exc_nofp"):
         _, out, v = env.run([env.prog(prog), "400"], env=CHECK, timeout=240)
         eq(v["caught"], 400, "exceptions caught")
-        expect_clean(all_stats(env, out), 400 * 3, prog)
+        unwind_clean(all_stats(env, out), 400 * 3, prog)
 
 
 # The other integration programs, with the check on every stack: threads,
@@ -136,7 +132,7 @@ def test_integration_programs(env):
             print("  %s: not built, left out" % name)
             continue
         _, out, _ = env.run([prog] + args, env=CHECK, timeout=300)
-        checked, _ = expect_clean(all_stats(env, out), 1, name)
+        checked, _ = unwind_clean(all_stats(env, out), 1, name)
         print("  %s: %d stacks compared" % (name, checked))
 
 
@@ -171,7 +167,7 @@ def test_callers_told_apart_above_the_same_start(env):
     for prog in ("unwind_cases", "unwind_cases_nofp"):
         st, v = cases(env, prog, "callers", n)
         eq(v.get("callers"), n, prog + ": callers ran")
-        expect_clean(st, 4 * n, prog + " callers")
+        unwind_clean(st, 4 * n, prog + " callers")
         _, out, _ = env.run([env.prog(prog), "callers", str(n)])
         counts = {}
         for line in folded(env, out):
@@ -203,7 +199,7 @@ def test_depth_bounds_the_walk(env):
     for depth in (1, 2, 5):
         opt = ["--depth", str(depth)]
         _, out, _ = env.run([prog, "chain", "500"], env=CHECK, extra=opt)
-        expect_clean(all_stats(env, out), 500, "depth %d" % depth)
+        unwind_clean(all_stats(env, out), 500, "depth %d" % depth)
         _, ref, _ = env.run([prog, "chain", "500"], env={"TRACKER_UNWIND": "0"}, extra=opt)
         got = folded(env, out)
         eq(got, folded(env, ref), "depth %d: folded stacks vs libunwind" % depth)
@@ -223,7 +219,7 @@ def real(env, argv, label, min_checked, cwd_files=None, timeout=300):
     cp = env.run_raw(["sh", "-c", 'cd "$0" && exec "$@"', d] + argv, env=e, timeout=timeout)
     eq(cp.returncode, 0, "%s exit status (stderr: %s)"
        % (label, cp.stderr.decode(errors="replace")[-2000:]))
-    checked, _ = expect_clean(all_stats(env, out), min_checked, label)
+    checked, _ = unwind_clean(all_stats(env, out), min_checked, label)
     print("  %s: %d stacks compared" % (label, checked))
 
 
