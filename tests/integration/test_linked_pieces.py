@@ -47,8 +47,10 @@ def test_rounds_linked(env):
     # The first round has no round before it to repeat, and where the
     # writer's first flush came early it shares its piece with the rest of
     # the program's start-up (CI: 772 of 4080 bytes, start-up's 826 raw
-    # bytes and round one's 3254): only the later ones are checked.
-    rounds = rounds[1:]
+    # bytes and round one's 3254); the last may share its piece with the
+    # exit's records where a loaded machine held the writer back for the
+    # 100 ms pause. The rounds between are checked.
+    rounds = rounds[1:-1]
     check(len(rounds) >= ROUNDS // 2,
           "linked pieces past offset 0 of the program's stream: %s" % linked)
     for n, raw in rounds:
