@@ -162,7 +162,11 @@ def test_thread_churn(env):
           "minor faults %d then %d (plain %d)"
           % (n, 3 * n, st1, st3, state_kb, grow_kb, grow3_kb, v["minflt"], v3["minflt"],
              kv_of(cp.stdout)["minflt"]))
-    le(st3, 12, "thread states after %d threads, one at a time" % (3 * n))
+    # Bounded, not one per thread: a new thread takes a fresh state only
+    # while the writer holds its lock or the last thread is not yet
+    # reaped, which a busy machine can stretch over a few hundred thread
+    # starts at the worst (a writer preempted holding the lock); 3-6 here.
+    le(st3, 3 * n // 20, "thread states after %d threads, one at a time" % (3 * n))
     # 4 MiB, plus the writer's linked-LZ4 slots (16 of ~148 KiB, mapped at
     # a stream's first piece and kept: src/capture/lz_link.c).
     le(grow_kb, 4096 + 16 * 148 + st1 * state_kb, "VmSize growth over %d threads, KiB" % n)
