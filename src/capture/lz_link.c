@@ -60,7 +60,7 @@
  * stream's: ~1.4 ms on HC) would overdraw the budget by more than it
  * holds. */
 #define HC_MIN       2048
-#define HC_MAX       (128u << 10)
+#define HC_MAX       TRK_LZLINK_HC_MAX
 #define HC_LEVEL     4
 #define HC_SHARE     200
 #define HC_BURST_NS  2000000

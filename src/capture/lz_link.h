@@ -11,6 +11,10 @@
 
 #include "prim/base.h"
 
+/* The longest piece LZ4's HC encoder takes (lz_link.c); the writer keeps
+ * its pieces under it where it can wait longer (writer.c). */
+#define TRK_LZLINK_HC_MAX (128u << 10)
+
 /* Compresses the stream's piece src[0, len), which starts at stream offset
  * off, against the stream's earlier bytes. Returns the block's size in dst
  * (at most cap), 0 when LZ4 failed (the stream then starts afresh), -1 when

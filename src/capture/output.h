@@ -7,6 +7,7 @@
 #define TRK_CAPTURE_OUTPUT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "prim/base.h"
 
@@ -28,6 +29,9 @@ void trk_writer_reclaim(void) TRK_HIDDEN;
 void trk_writer_finish(int reason, int stop) TRK_HIDDEN;
 /* Takes back the END of a trk_writer_finish(…, 0) whose exec failed. */
 void trk_writer_unfinish(void) TRK_HIDDEN;
+/* The writer's next wait, in flush periods, after a cycle of `raw` bytes
+ * that followed a wait of `periods` (writer.c). */
+long trk_writer_next_wait(long periods, uint64_t raw) TRK_HIDDEN;
 void trk_writer_fork_prepare(void) TRK_HIDDEN;
 void trk_writer_fork_parent(void) TRK_HIDDEN;
 void trk_writer_fork_child(void) TRK_HIDDEN;

@@ -436,9 +436,28 @@ static void flush_cycle(int final, int compress)
  * few KiB, each costing a chunk header, a watermark and LZ4 a fresh
  * block: the writer then waits up to QUIET_MAX flush periods between
  * cycles (iter_pipeline.py: 42 -> 37 KB). A ring past half full still
- * wakes it at once (trk_ring_maybe_wake), so no ring waits longer. */
+ * wakes it at once (trk_ring_maybe_wake), so no ring waits longer.
+ *
+ * The wait goes back to one period only after a cycle of BUSY_BYTES, not
+ * at QUIET_BYTES: a program writing ~2.5 MB/s (json_roundtrip.py) then
+ * swung between waits of 1, 2 and 4 periods (pieces of 27, 53 and
+ * 105 KB), and every short cycle cost a chunk header, a watermark and a
+ * sampler piece more: 19 cycles in its 0.4 s where 13 do (42.1 -> 41.3
+ * KB). BUSY_BYTES is HC's longest piece (lz_link.h): a longer wait that
+ * made pieces past it would lose them HC, which on heap records halves
+ * them (py_alloc_churn.py kept 140 KB pieces at 256 KiB here: +14%). */
 #define QUIET_BYTES (64u << 10)
+#define BUSY_BYTES  TRK_LZLINK_HC_MAX
 #define QUIET_MAX   4
+
+long trk_writer_next_wait(long periods, uint64_t raw)
+{
+    if (raw >= BUSY_BYTES || periods < 1)
+        return 1;
+    if (raw >= QUIET_BYTES)
+        return periods;
+    return periods < QUIET_MAX ? periods * 2 : QUIET_MAX;
+}
 
 static void *writer_main(void *arg)
 {
@@ -457,7 +476,7 @@ static void *writer_main(void *arg)
         pthread_mutex_unlock(&flush_lock);
         if (atomic_load(&writer_state) != WS_RUNNING)
             break;
-        periods = raw >= QUIET_BYTES ? 1 : periods < QUIET_MAX ? periods * 2 : QUIET_MAX;
+        periods = trk_writer_next_wait(periods, raw);
         long ms = (long)trk_cfg.flush_ms * periods;
         struct timespec ts = {ms / 1000, ms % 1000 * 1000000L};
         syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, w, &ts, NULL, 0);

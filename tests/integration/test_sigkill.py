@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 """test_sigkill.py - a process killed by SIGKILL leaves a readable capture
 reported as truncated, holding at least every event older than the
-writer's wait: one flush interval (10 ms), or up to four for a quiet
-program (src/capture/writer.c, QUIET_MAX; README: 20-40 ms), which the
+writer's wait: one flush interval (10 ms), or up to four for a quiet or
+steady program (src/capture/writer.c, QUIET_MAX; README: 20-40 ms), which the
 200 ms pause before the kill covers. `tracker run` exits with 128 + 9.
 Also: `tracker run`
 passes the program's own exit status through, and 128 + N for other

@@ -4,8 +4,9 @@
  * events.c) end to end, read back through the public reader: several
  * threads recording through small rings (so producers wait on the writer),
  * every event arrives once, in global seq order, each thread's events in
- * program order; the trailer is written; and a capture cut short reads as
- * truncated with a clean prefix.
+ * program order; the trailer is written; a capture cut short reads as
+ * truncated with a clean prefix; and the writer's wait between cycles
+ * follows what the cycles carried.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -145,11 +146,46 @@ static void test_cut_capture_reads_as_truncated(void **state)
     free(buf);
 }
 
+/* The wait, in flush periods, after cycles of the given sizes: a quiet
+ * program's doubles up to 4, a steady one of 64-128 KiB a cycle keeps its
+ * wait, and only a busier one goes back to one period. The old rule went back
+ * at 64 KiB, so json_roundtrip.py's cycles of 27, 53 and 105 KB swung
+ * between 1, 2 and 4 periods (writer.c). */
+static void test_wait_follows_the_cycles(void **state)
+{
+    (void)state;
+    static const struct {
+        long periods;
+        uint64_t raw;
+        long next;
+    } cases[] = {
+        {1, 27u << 10, 2},  {2, 53u << 10, 4},   {4, 105u << 10, 4}, {4, 105u << 10, 4},
+        {4, 127u << 10, 4}, {4, 128u << 10, 1},  {1, 100u << 10, 1}, {2, 64u << 10, 2},
+        {2, 140u << 10, 1}, {1, 63u << 10, 2},   {0, 0, 1},          {4, 10u << 20, 1},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        long got = trk_writer_next_wait(cases[i].periods, cases[i].raw);
+        if (got != cases[i].next)
+            fail_msg("case %zu: after %ld periods and %llu bytes: %ld, expected %ld", i,
+                     cases[i].periods, (unsigned long long)cases[i].raw, got, cases[i].next);
+    }
+    /* json_roundtrip.py's rate, ~27 KB per period: one wait of 1, one of
+     * 2, then 4 for good */
+    long p = 1, seen[8];
+    for (int k = 0; k < 8; k++) {
+        seen[k] = p;
+        p = trk_writer_next_wait(p, (uint64_t)p * (27u << 10));
+    }
+    for (int k = 0; k < 8; k++)
+        assert_int_equal(seen[k], k == 0 ? 1 : k == 1 ? 2 : 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_event_once_in_order),
         cmocka_unit_test(test_cut_capture_reads_as_truncated),
+        cmocka_unit_test(test_wait_follows_the_cycles),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
