@@ -25,11 +25,15 @@
 #include "capture/own_mem.h"
 #include "common/lz_hist.h"
 
-/* Streams map to slots by id modulo NSLOT; a stream that finds its slot
- * taken by another takes it over, and the other starts afresh when it
- * comes back: still correct (an encoder with less history only finds fewer
- * matches), and programs with more than NSLOT busy threads are the heap-
- * record-heavy ones where HUF, not LZ4, wins anyway. */
+/* A stream keeps its slot while it writes: a piece looks for its stream
+ * among the NSLOT slots and, not finding it, takes a free one, then an
+ * unmapped one, then the one used longest ago. (Slots by stream id modulo
+ * NSLOT, as before, made two live threads whose ids were equal modulo NSLOT
+ * evict each other's history at every piece, and a stream id grows with
+ * every thread that ever lived.) A stream that lost its slot starts afresh
+ * when it comes back: still correct (an encoder with less history only
+ * finds fewer matches), and programs with more than NSLOT busy threads are
+ * the heap-record-heavy ones where HUF, not LZ4, wins anyway. */
 #define NSLOT 16
 /* Pieces up to HIST_ROOM - TRK_LZ_HIST bytes are copied behind the history
  * (LZ4's prefix mode, which sees all of it); longer ones are compressed in
@@ -76,11 +80,35 @@ struct slot {
     uint32_t dense;     /* the last piece shrank DENSE-fold or more */
     uint32_t on_hc;     /* the history is in hc, not in lz */
     uint64_t next;      /* stream offset just after the history */
+    uint64_t used;      /* the piece count at its last piece (least recently used goes) */
     LZ4_streamHC_t *hc; /* NULL until the slot's first HC piece */
     uint8_t hist[HIST_ROOM];
 };
 
 static struct slot *slots[NSLOT];
+static uint64_t pieces; /* pieces compressed: the slots' clock */
+
+/* The slot holding stream's encoder, else the one it takes (see NSLOT),
+ * with its index in *at; NULL with *at set where the slot is unmapped. */
+static struct slot *slot_for(uint32_t stream, int *at)
+{
+    int free_at = -1, unmapped = -1, oldest = -1;
+    for (int i = 0; i < NSLOT; i++) {
+        struct slot *s = slots[i];
+        if (!s) {
+            unmapped = unmapped < 0 ? i : unmapped;
+        } else if (s->stream == stream) {
+            *at = i;
+            return s;
+        } else if (s->stream == UINT32_MAX) {
+            free_at = free_at < 0 ? i : free_at;
+        } else if (oldest < 0 || s->used < slots[oldest]->used) {
+            oldest = i;
+        }
+    }
+    *at = free_at >= 0 ? free_at : unmapped >= 0 ? unmapped : oldest;
+    return slots[*at];
+}
 
 /* Which encoder takes the piece; the history (its last 64 KiB) moves over
  * to it. */
@@ -138,13 +166,15 @@ static uint32_t enc_save(struct slot *s, int hc)
 int trk_lzlink_compress(uint32_t stream, uint64_t off, const uint8_t *src, uint32_t len,
                         uint8_t *dst, int cap, int accel)
 {
-    struct slot **sp = &slots[stream % NSLOT], *s = *sp;
+    int at;
+    struct slot *s = slot_for(stream, &at);
     if (!s) {
         if (!(s = trk_own_map(TRK_OWN_WRITER, sizeof(*s))))
             return -1;
         s->stream = UINT32_MAX;
-        *sp = s;
+        slots[at] = s;
     }
+    s->used = ++pieces;
     if (s->stream != stream || s->next != off) {
         /* A new stream, or one whose pieces bypassed us: no history (a
          * block that uses less than the reader's dictionary is still
@@ -186,9 +216,9 @@ int trk_lzlink_compress(uint32_t stream, uint64_t off, const uint8_t *src, uint3
 
 void trk_lzlink_drop(uint32_t stream)
 {
-    struct slot *s = slots[stream % NSLOT];
-    if (s && s->stream == stream)
-        s->stream = UINT32_MAX;
+    for (int i = 0; i < NSLOT; i++)
+        if (slots[i] && slots[i]->stream == stream)
+            slots[i]->stream = UINT32_MAX;
 }
 
 void trk_lzlink_fork_child(void)

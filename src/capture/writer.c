@@ -200,8 +200,7 @@ static int write_chunk(unsigned type, uint32_t stream, const uint8_t *payload, u
  * first, HUF where LZ4 did not halve the piece, the smaller is kept, and a
  * stream keeps compressing while a piece shrinks by at least 1/LZ_MIN_GAIN;
  * after one that did not, it stores its next LZ_RETRY pieces without
- * trying. Indexed by stream id modulo the table: streams that share a slot
- * only share the decision. */
+ * trying (struct codec_slot). */
 #define LZ_MIN_GAIN 16
 #define LZ_RETRY    32
 /* HUF is tried on pieces of at least this: its table alone is 128 bytes,
@@ -222,9 +221,11 @@ static int write_chunk(unsigned type, uint32_t stream, const uint8_t *payload, u
  * taking HUF at once in between: the try cost ~3.5 instructions per byte
  * for nothing. */
 #define LZ_REPROBE 8
-/* What the writer decided for a slot of streams (stream id modulo the
- * table: streams that share a slot only share the decisions). */
+/* What the writer decided for a thread's stream, by its state's slot
+ * modulo the table (as lz_link.c's encoders: threads that share a slot only
+ * share the decisions, and a new stream in it starts with none). */
 static struct codec_slot {
+    uint32_t stream;
     uint8_t lz_skip; /* pieces still to store without trying (LZ_RETRY) */
     uint8_t huf_run; /* pieces since the last LZ4 try (0: try; LZ_REPROBE) */
     /* the slot's HUF code, reused over the next pieces (common/huf.h):
@@ -250,8 +251,12 @@ static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to, int co
     cycle_raw += len;
     if (leak_scan) /* the exit scan's live set, kept from the same bytes (leakscan.h) */
         trk_ltrack_piece(t->slot, from, src, len);
-    struct codec_slot *cs =
-        &codec_slots[t->stream % (sizeof(codec_slots) / sizeof(codec_slots[0]))];
+    struct codec_slot *cs = &codec_slots[t->slot % (sizeof(codec_slots) / sizeof(codec_slots[0]))];
+    if (cs->stream != t->stream) {
+        cs->stream = t->stream;
+        cs->lz_skip = cs->huf_run = 0;
+        cs->huf.age = 0; /* its code is counted anew */
+    }
     uint8_t *skip = &cs->lz_skip;
     /* A short piece is worth a linked LZ4 try (lz_link.c): against the
      * stream's history it shrinks as a long one does. */

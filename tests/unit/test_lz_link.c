@@ -9,9 +9,9 @@
  * history (common/lz_hist.h) keeps exactly the stream's last 64 KiB. The
  * writer's encoder (src/capture/lz_link.c) gives blocks that decode against
  * the reader's history, piece after piece, across long pieces, after a
- * stream lost its encoder to another, after a piece that bypassed it, and
- * after a gap in the offsets; and a loop's later pieces shrink to a fraction
- * of what they shrink to alone. The encoder is fast LZ4's or, while its CPU
+ * stream lost its encoder to another (live streams keep theirs), after a
+ * piece that bypassed it, and after a gap in the offsets; and a loop's
+ * later pieces shrink to a fraction of what they shrink to alone. The encoder is fast LZ4's or, while its CPU
  * budget lasts, LZ4 HC's (the same block format): both hand the history to
  * each other, a stream's first bytes get the thorough fast setting, and the
  * budget runs out.
@@ -139,10 +139,14 @@ static void test_encoder_restarts(void **unused)
     memset(&rb, 0, sizeof rb);
     loop_piece(piece, 2000, 1);
     round_trip(&ra, 5, piece, 2000);
-    /* Stream 21 shares stream 5's encoder (ids modulo 16) and takes it. */
-    round_trip(&rb, 21, piece, 2000);
+    /* Sixteen other streams take every encoder, stream 5's last (the
+     * least recently used): it comes back with none. */
+    static struct rd others[16];
+    memset(others, 0, sizeof others);
+    for (uint32_t k = 0; k < 16; k++)
+        round_trip(&others[k], 100 + k, piece, 2000);
     round_trip(&ra, 5, piece, 2000);
-    round_trip(&rb, 21, piece, 2000);
+    round_trip(&others[0], 100, piece, 2000);
     /* A piece that bypassed the encoder (stored): the reader's history has
      * it, the encoder must not pretend to. */
     loop_piece(piece, 300, 2);
@@ -163,6 +167,42 @@ static void test_encoder_restarts(void **unused)
     fresh.off = 0;
     trk_lzlink_fork_child();
     round_trip(&fresh, 5, piece, 2000);
+}
+
+/* Loop pieces of `streams` streams taking turns, 6 rounds: the largest
+ * later piece over the smallest first one. */
+static double turns(uint32_t streams, uint32_t id_step)
+{
+    static struct rd rs[17];
+    memset(rs, 0, sizeof rs);
+    trk_lzlink_fork_child(); /* no encoder holds a stream of the tests before */
+    int first = 1 << 30, later = 0;
+    for (uint32_t k = 0; k < 6; k++)
+        for (uint32_t i = 0; i < streams; i++) {
+            loop_piece(piece, 3000, k + 100 * i);
+            int z = round_trip(&rs[i], 5 + i * id_step, piece, 3000);
+            if (k == 0 && z < first)
+                first = z;
+            if (k > 0 && z > later)
+                later = z;
+        }
+    return (double)later / first;
+}
+
+/* Live streams keep their histories, whatever their ids: 5 and 21 (ids
+ * grow with every thread that ever lived), or sixteen at once, each one's
+ * later loop pieces shrink as one stream's do. The encoders were picked by
+ * stream id modulo 16, so 5 and 21 evicted each other's history at every
+ * piece and every piece stayed as large as the first. A seventeenth stream
+ * taking turns with them leaves each one without its history when it
+ * comes back. */
+static void test_live_streams_keep_history(void **unused)
+{
+    (void)unused;
+    double two = turns(2, 16), sixteen = turns(16, 16), seventeen = turns(17, 1);
+    if (two > 0.25 || sixteen > 0.25 || seventeen < 0.5)
+        fail_msg("later / first piece: 2 streams %.3f, 16 streams %.3f, 17 streams %.3f", two,
+                 sixteen, seventeen);
 }
 
 /* Node-like bytes: runs of 1-12 tokens copied from a table of 600 4-byte
@@ -274,6 +314,7 @@ int main(void)
         cmocka_unit_test(test_hist_window),
         cmocka_unit_test(test_encoder_pieces),
         cmocka_unit_test(test_encoder_restarts),
+        cmocka_unit_test(test_live_streams_keep_history),
         cmocka_unit_test(test_early_bytes_thorough),
         cmocka_unit_test(test_hc_budget),
         cmocka_unit_test(test_hc_history),
