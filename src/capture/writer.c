@@ -263,7 +263,7 @@ static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to, int co
     int n_link = -1;
     if (!*skip && len < LZ_MIN_LEN && trk_cfg.compress)
         n_link = trk_lzlink_compress(t->stream, from, src, (uint32_t)len, lz_buf, lz_cap, 1);
-    if (n_link > 0 && (uint64_t)n_link < len)
+    if (n_link > 0 && (uint64_t)n_link <= len - len / LZ_MIN_GAIN)
         return write_chunk(TRK_CHUNK_DATA, t->stream, lz_buf, (uint32_t)n_link, (uint32_t)len,
                            TRK_CODEC_LZ4_LINK, from);
     if (*skip || len < LZ_MIN_LEN || !trk_cfg.compress) {
