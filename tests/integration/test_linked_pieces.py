@@ -67,7 +67,7 @@ def test_rounds_linked(env):
 
 
 def test_two_threads_linked(env):
-    """Two threads doing the rounds side by side each get their later rounds
+    """Two threads doing the rounds in turn each get their later rounds
     as linked pieces, also where their stream ids are equal modulo 16 to
     another's: with 14 or 15 threads started and ended before, the second
     thread's id is 16 or 17, and the main thread's and the sampler's are 0

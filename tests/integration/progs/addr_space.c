@@ -12,7 +12,6 @@
  */
 #include <stdlib.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #include "common.h"
 
@@ -20,8 +19,7 @@ int main(int argc, char **argv)
 {
     unsigned long long limit = arg_u64(argc, argv, 1, 200);
     unsigned long long wait_ms = arg_u64(argc, argv, 2, 300);
-    struct timespec ts = {(time_t)(wait_ms / 1000), (long)(wait_ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
+    sleep_ms(wait_ms);
     struct rlimit rl = {limit << 20, limit << 20};
     if (setrlimit(RLIMIT_AS, &rl))
         die("setrlimit");

@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static inline void put_str(int fd, const char *s)
@@ -64,6 +65,14 @@ static inline unsigned long long arg_u64(int argc, char **argv, int i, unsigned 
     if (*end)
         die("bad numeric argument");
     return v;
+}
+
+/* Sleeps ms milliseconds, through signals (their handlers may run). */
+static inline void sleep_ms(unsigned long long ms)
+{
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts))
+        ;
 }
 
 /* Keeps a pointer observable so that no compiler pass treats an allocation

@@ -11,17 +11,9 @@
  */
 #include <signal.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common.h"
-
-static void sleep_ms(unsigned long long ms)
-{
-    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts))
-        ;
-}
 
 int main(int argc, char **argv)
 {

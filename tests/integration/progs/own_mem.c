@@ -17,7 +17,6 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "common.h"
 
@@ -79,7 +78,7 @@ int main(int argc, char **argv)
     bits = (unsigned)arg_u64(argc, argv, 1, 12);
     unsigned long threads = arg_u64(argc, argv, 2, 0);
     unsigned long libs = arg_u64(argc, argv, 3, 0);
-    unsigned long sleep_ms = arg_u64(argc, argv, 4, 0);
+    unsigned long wait_ms = arg_u64(argc, argv, 4, 0);
     if (bits > 24 || threads > 256)
         die("usage: own_mem BITS(<=24) [THREADS(<=256) [LIBS]]");
     load_libs(libs);
@@ -93,9 +92,7 @@ int main(int argc, char **argv)
         for (unsigned long i = 0; i < threads; i++)
             pthread_join(th[i], NULL);
     }
-    struct timespec ts = {(time_t)(sleep_ms / 1000), (long)(sleep_ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
+    sleep_ms(wait_ms);
     put_kv("stacks", 1ul << bits);
     put_kv("threads", threads);
     return 0;
