@@ -492,11 +492,12 @@ enum {
     CT_SD = 3,      /* seqd 1..3 in the tag (0: a varint follows) */
     CT_ALLOC = 4,   /* size and stack follow the address */
     CT_PY = 8,      /* Python's own allocator: no heap block */
+    CT_NODE = 0x10, /* a node record with its id in the tag (0x18..0x1B) */
     CT_SLOW = 0x40, /* seqd or tsq follow the tag */
     CT_STOP = 0x80, /* not a compact record */
 };
 #define CT_INFO(t)                                                                                 \
-    ((t) < 0x80 ? CT_STOP                                                                          \
+    ((t) < 0x80 ? ((t) >> 2 == TRK_REC_NODE >> 2 ? CT_STOP | CT_NODE | ((t)&3) : CT_STOP)          \
                 : ((((t) >> 2) & 3) | ((t)&0x40 ? CT_ALLOC : 0) |                                  \
                    ((COMPACT_PY_SLOTS >> (((t) >> 4) & 7)) & 1 ? CT_PY : 0) |                      \
                    ((((t) >> 2) & 3) == 0 || ((t)&3) == 3 ? CT_SLOW : 0)))
@@ -504,6 +505,23 @@ enum {
 #define CT16(t) CT4(t), CT4((t) + 4), CT4((t) + 8), CT4((t) + 12)
 #define CT64(t) CT16(t), CT16((t) + 16), CT16((t) + 32), CT16((t) + 48)
 static const uint8_t ct_info[256] = {CT64(0), CT64(64), CT64(128), CT64(192)};
+
+/* Past a node record's fields (docs/FORMAT.md §4.3), tag at *pp - 1, when
+ * they fit in 8 bytes: [pd] unless C, then one varint for a native frame
+ * or two for a Python one (C and P, the tag's bits 1 and 0, are info's).
+ * Returns 1 to leave the record to skip_node. */
+static inline int skip_node8(const uint8_t **pp, unsigned info)
+{
+    uint64_t stops = ~load_le64(*pp) & VARINT_STOPS;
+    if (!(info & TRK_NODE_CHAIN))
+        stops &= stops - 1;
+    if (info & TRK_NODE_PY)
+        stops &= stops - 1;
+    if (!stops)
+        return 1;
+    *pp += ((unsigned)__builtin_ctzll(stops) >> 3) + 1;
+    return 0;
+}
 
 /* A run of compact ALLOCs and FREEs (docs/FORMAT.md §4.1), nearly every
  * heap record since format 4, decoded for what the scan needs: seq and
@@ -539,9 +557,22 @@ __attribute__((always_inline)) static inline int compact_body(struct table *t,
         unsigned info = ct_info[*p];
         const uint8_t *q = p + 1;
         uint64_t sd = info & CT_SD, a, size = 0;
-        if (info >= CT_SLOW && ((info & CT_STOP) || (!sd && (get_var8(&q, &sd) || !sd)) ||
-                                ((*p & 3) == 3 && skip_var8(&q))))
-            break;
+        if (info >= CT_SLOW) {
+            /* A Python program's node records come between its heap
+             * records: stepped over here, not by leaving the run for
+             * each (import_many.py --python-allocators: ~40% of its
+             * records, and leaving and entering the run cost more than
+             * the rest of a record). */
+            if ((info & ~3u) == (CT_STOP | CT_NODE)) {
+                if (skip_node8(&q, info))
+                    break;
+                p = q;
+                continue;
+            }
+            if ((info & CT_STOP) || (!sd && (get_var8(&q, &sd) || !sd)) ||
+                ((*p & 3) == 3 && skip_var8(&q)))
+                break;
+        }
         if (get_var8(&q, &a) || ((info & CT_ALLOC) && (get_var8(&q, &size) || skip_var8(&q))))
             break;
         p = q;
@@ -645,13 +676,20 @@ static int skip_stack(struct trk_rec_state *st, const uint8_t **pp, const uint8_
     return 0;
 }
 
-/* A node record (version 5): the same, through its one decoder. */
-static int skip_node(struct trk_rec_state *st, const uint8_t **pp, const uint8_t *end)
+/* A node record (version 5): nothing the scan needs, not even the
+ * stream's node id or frame (no record it reads refers to them, and none
+ * carries a seq or an address), so its fields are only stepped over,
+ * exactly; compact_body steps over most of them itself. */
+static int skip_node(const uint8_t **pp, const uint8_t *end)
 {
     const uint8_t *p = *pp + 1;
-    uint64_t id, parent, ip;
-    if (trk_dec_node(&p, end, **pp, st, &id, &parent, &ip))
+    uint64_t h = **pp & 3u, v;
+    if (**pp == TRK_REC_NODE_ID && trk_get_varint(&p, end, &h))
         return 1;
+    int n = !(h & TRK_NODE_CHAIN) + 1 + (int)(h & TRK_NODE_PY);
+    while (n-- > 0)
+        if (trk_get_varint(&p, end, &v))
+            return 1;
     *pp = p;
     return 0;
 }
@@ -675,7 +713,7 @@ static int fast_heap(struct table *t, struct trk_rec_state *st, const uint8_t **
     if (tag == TRK_REC_STACK)
         return skip_stack(st, pp, end);
     if (tag - TRK_REC_NODE <= TRK_REC_NODE_ID - TRK_REC_NODE)
-        return skip_node(st, pp, end);
+        return skip_node(pp, end);
     if ((cls != TRK_REC_ALLOC_BASE && cls != TRK_REC_FREE_BASE && cls != TRK_REC_REALLOC_BASE) ||
         kind == 0 || kind > TRK_ALLOC_KIND_MAX)
         return 1;

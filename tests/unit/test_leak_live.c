@@ -5,7 +5,8 @@
  * streams whose pieces interleave out of seq order, with every length of
  * varint a record can hold (1 to 10 bytes: the fast decoder reads at most 8
  * and leaves longer ones to the exact one), compact and long forms,
- * reallocs, Python's blocks (never heap blocks) and enough addresses to
+ * reallocs, Python's blocks (never heap blocks), the node records of new
+ * stacks between them (every form), and enough addresses to
  * rehash the table across watermarks. Stored and HUF pieces both, read
  * back from the file, and the same pieces handed over as the writer hands
  * them while it writes (trk_ltrack_*), which the scan then collects: also
@@ -171,6 +172,29 @@ static void make_events(void)
     }
 }
 
+/* A new stack's node records before a heap record, as a Python program
+ * writes them (docs/FORMAT.md §4.3; the scan needs none of them): 1-4
+ * nodes, each chained to the one before or not, with its id in the tag or
+ * not, a native frame (deltas of 1 to 10 varint bytes) or a Python one. */
+static uint8_t *put_nodes(uint8_t *p, struct trk_rec_state *st, uint64_t *nid)
+{
+    uint64_t r = next();
+    for (unsigned k = 0; k <= (r & 3); k++) {
+        uint64_t q = next(), id = *nid + 1 + (q % 7 == 0 ? q >> 60 : 0);
+        uint64_t parent = (q >> 8) & 1 ? *nid : (q >> 9) % id;
+        uint64_t ip;
+        if ((q >> 16) % 3 == 0)
+            ip = TRK_PYFRAME_BIT | ((q >> 20) % 5000) << TRK_PYFRAME_LINE_BITS | (q >> 40) % 900;
+        else if ((q >> 16) % 3 == 1)
+            ip = 0x555555554000ull + ((q >> 24) & 0xfffff);
+        else
+            ip = (q >> 2) & ~TRK_PYFRAME_BIT; /* far: long deltas */
+        p = trk_enc_stack(p, st, id, parent, ip);
+        *nid = id;
+    }
+    return p;
+}
+
 /* The events in file order: each round's events of each stream as one
  * piece, the streams in a shuffled order (so a later-read piece may hold
  * older events of the same address), then a watermark. */
@@ -180,9 +204,9 @@ static void make_events(void)
  * same with one piece a stream. */
 static void write_capture(struct file *f, int huf, int track)
 {
-    static uint8_t piece[NEVENTS * 64], packed[TRK_HUF_TABLE + NEVENTS * 128];
+    static uint8_t piece[NEVENTS * 128], packed[TRK_HUF_TABLE + NEVENTS * 256];
     struct trk_rec_state st[NSTREAMS] = {0};
-    uint64_t off[NSTREAMS] = {0}, ts[NSTREAMS] = {0};
+    uint64_t off[NSTREAMS] = {0}, ts[NSTREAMS] = {0}, nid[NSTREAMS] = {0};
     int round = track == 5 ? NEVENTS : ROUND;
     for (int r0 = 0; r0 < NEVENTS; r0 += round) {
         unsigned first = (unsigned)(next() % NSTREAMS);
@@ -198,6 +222,8 @@ static void write_capture(struct file *f, int huf, int track)
                 if ((track == 3 ? 0 : e->stream) != s)
                     continue;
                 ts[s] += next() % 64 ? 1500 : 1ull << 40; /* tsq varints too */
+                if (next() % 3 == 0)
+                    p = put_nodes(p, &st[s], &nid[s]);
                 if (e->op == 0 || e->op == 3)
                     p = trk_enc_alloc(p, &st[s], e->kind, e->seq, ts[s], e->addr, e->size, 7);
                 else if (e->op == 2)
