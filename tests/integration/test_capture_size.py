@@ -4,7 +4,9 @@
 programs (docs/FORMAT.md §2): the writer compresses pieces far shorter than
 HUF's 16 KiB minimum with LZ4, and also the pieces written from the
 program's own thread at exit, where a short program's whole capture is
-written; both read back to the same exact counts as a stored capture."""
+written; both read back to the same exact counts as a stored capture. An
+idle program's capture does not grow with RSS samples that did not
+change."""
 
 import os
 import sys
@@ -77,6 +79,60 @@ def test_python_loop_compressed(env):
     check(allocs > 600 and allocs0 > 600, "allocations: %d, %d" % (allocs, allocs0))
     print("loop.py: %d bytes compressed, %d stored" % (size, size0))
     check(size * 3 < size0 * 2, "compressed %d bytes vs %d stored" % (size, size0))
+
+
+def varint(b, i):
+    v = s = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7F) << s
+        s += 7
+        if c < 0x80:
+            return v, i
+
+
+WATERMARK, RSS, THREAD = 2, 0x07, 0x01
+
+
+def test_idle_program_few_rss_records(env):
+    """A program asleep for 1.5 s: its RSS does not move, and the sampler,
+    which reads it every 10 ms, writes a record when it changed and at
+    least every second: a handful, and so a handful of sampler pieces and
+    watermarks. It wrote all 150, each cycle a piece and a watermark (~40
+    of each) before. The peak RSS is still reported."""
+    _, out, _ = env.run([env.prog("linked_pieces"), "15", "0", "100"],
+                        env={"TRACKER_COMPRESS": "0"})
+    st = env.stats(out)
+    check(st["rss_peak_bytes"] > 0, "RSS peak: %d" % st["rss_peak_bytes"])
+    with open(out, "rb") as f:
+        data = f.read()
+    raw, wms = {}, 0
+    for c in chunks(data):
+        if c["type"] == DATA:
+            body = data[c["off"] + 32:c["off"] + 32 + c["stored"]]
+            raw.setdefault(c["stream"], bytearray()).extend(body)
+        wms += c["type"] == WATERMARK
+    # The sampler's stream starts with its THREAD record, flags bit 0 set.
+    sampler = None
+    for s, b in raw.items():
+        if b[0] == THREAD:
+            i = 1
+            for _ in range(4):
+                v, i = varint(b, i)
+            if v & 1:
+                sampler = s
+    check(sampler is not None, "no sampler stream among %s" % sorted(raw))
+    pieces = sum(1 for c in chunks(data) if c["type"] == DATA and c["stream"] == sampler)
+    b, i, rss = raw[sampler], 0, 0
+    while i < len(b) and b[i] in (THREAD, RSS):  # four varints each; then modules, if any
+        rss += b[i] == RSS
+        i += 1
+        for _ in range(4):
+            _, i = varint(b, i)
+    print("idle 1.5 s: %d RSS records, %d sampler pieces, %d watermarks" % (rss, pieces, wms))
+    check(1 <= rss <= 8, "RSS records: %d" % rss)
+    check(pieces <= 10 and wms <= 12, "sampler pieces %d, watermarks %d" % (pieces, wms))
 
 
 if __name__ == "__main__":
