@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT
  *
- * ltrack_ir.c - the writer's live-set upkeep (capture/leak_live.c,
- * trk_ltrack_*) replayed from a capture, for counting its instructions per
- * event under callgrind without the traced program around it: under
- * valgrind the writer thread of a traced allocbench runs a flush cycle
- * every event or so, where a real run has one every ~20,000. Each DATA
+ * ltrack_ir.c - the writer's live-set upkeep (capture/leak_track.c,
+ * trk_ltrack_*, and leak_live.c) replayed from a capture, for counting its
+ * instructions per event under callgrind without the traced program around
+ * it: under valgrind the writer thread of a traced allocbench runs a flush
+ * cycle every event or so, where a real run has one every ~20,000. Each DATA
  * chunk goes in as the writer handed it over, the cycles end at the
  * capture's watermarks, and each begins with the watermark that ends it
  * (what flush_cycle computes up front); its last DATA chunk is handed over
- * as the cycle's last (trk_ltrack_last), as flush_cycle does. Not installed, not a test.
+ * as the cycle's last (trk_ltrack_last), as flush_cycle does. Not
+ * installed, not a test.
  *
  * Usage: ltrack_ir CAPTURE [cycles|plain]
  *   CAPTURE written with TRACKER_COMPRESS=0 (stored chunks only);

@@ -1,29 +1,20 @@
 /* SPDX-License-Identifier: MIT
  *
- * leak_live.c - the heap blocks live at exit (leakscan.h), from the bytes
- * of the capture this process writes: the writer thread hands each piece
- * over as it writes it (trk_ltrack_*, kept per flush cycle), and where that
- * set was lost the file is read back through its descriptor. Decodes the
- * chunks the way docs/FORMAT.md §2 and §4 define them and keeps, for each
- * address, its event with the highest seq: that is order-independent, so
- * streams are read in file order without merging them. The hooks keep no
- * table for the scan. Must not: allocate (raw mmap only) or trust the file
- * beyond what it needs.
+ * leak_live.c - the heap blocks live at exit (leakscan.h): the table of
+ * each address's event with the highest seq, and the decoder that feeds it
+ * the chunks' records the way docs/FORMAT.md §2 and §4 define them. Keeping
+ * the highest seq is order-independent, so streams are read in file order
+ * without merging them. What feeds it, the writer's pieces or the file
+ * read back, is leak_track.c's. The hooks keep no table for the scan. Must
+ * not: allocate (raw mmap only) or trust the bytes beyond what it needs.
  */
-#include <fcntl.h>
-#include <lz4.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
+#include "capture/leak_table.h"
 #include "capture/leakscan.h"
-#include "common/huf.h"
-#include "common/lz_hist.h"
 #include "capture/own_mem.h"
 #include "common/varint.h"
 #include "format/record.h"
-#include "prim/sys.h"
 
 /* Counted as the tracker's own memory (own_mem.h): its peak is what the
  * scan cost the process at exit. */
@@ -35,69 +26,6 @@ void *trk_lmem(size_t len)
 void trk_lmem_free(void *p, size_t len)
 {
     trk_own_unmap(TRK_OWN_LEAKSCAN, p, len);
-}
-
-/* addr -> the latest event at it: 24 bytes, the live bit in seq's top bit
- * (a global event count never reaches 2^63). */
-struct ent {
-    uint64_t addr, seqlive, size;
-};
-
-#define LIVE_BIT (1ull << 63)
-
-/* wm: the latest WATERMARK read (docs/FORMAT.md §2): every event not read
- * yet has seq >= wm. A FREE entry below it can no longer hide an older event
- * (none is left to read) and only says "not live", as no entry does: it is
- * dropped at the next rehash. Without that the table held every address the
- * program ever used (128 MiB for `import torch`) instead of those live or
- * freed since the last watermark (~10 ms).
- *
- * Linear probing, wrapping at the end. (Spare slots past the end instead
- * of the wrap, with a grow where a run reached them, doubled the table of
- * `import torch`: at 3/4 full, runs of hundreds of slots are normal in a
- * table of a million.) */
-
-/* A FREE the writer's cycle made final (see struct table). */
-struct del {
-    uint64_t addr, seq;
-};
-
-struct table {
-    struct ent *v;
-    size_t cap, n;  /* cap a power of two: the hashed range */
-    unsigned shift; /* 64 - log2(cap) */
-    size_t lim;     /* rehash when n reaches it: cap * 3 / 4 */
-    uint64_t wm;
-    /* The writer's cycle (trk_ltrack_cycle; 0 elsewhere): every event
-     * below `bound` is in a piece of this cycle or an earlier one. A FREE
-     * below it then leaves no entry (it removes the address's), for no
-     * older event of the address can come after this cycle; within the
-     * cycle, a later piece may still hold one, so the FREE goes to `dels`,
-     * and a later piece of the cycle that touches the heap first puts them
-     * back as the entries they would have been (`armed`, replay). Without
-     * that every FREE of a cycle (~25,000 per 10 ms on allocbench) stayed
-     * in the table until the next watermark and rehash: a 1.5 MiB table,
-     * a cache miss or two per event, ~20 ns of the writer's ~30. */
-    uint64_t bound;
-    struct del *dels;
-    size_t ndel, del_cap;
-    int armed, replayed;
-    /* The piece being read is the cycle's last (trk_ltrack_last): its
-     * FREEs below the bound need no log, no piece of the cycle follows.
-     * With one allocating thread that is every FREE: no log at all (it was
-     * 16 bytes a FREE written and 1 MiB held, ~4 instructions and most of
-     * the writer's cache-line writes an event). `closed`: that piece was
-     * read; another one in the cycle would break the proof. */
-    int last, closed;
-    /* The table a rehash left, kept for the next one of the same size
-     * (table_rehash): NULL, or spare_cap slots. */
-    struct ent *spare;
-    size_t spare_cap;
-};
-
-static inline size_t table_slots(const struct table *t)
-{
-    return t->v ? t->cap : 0;
 }
 
 /* Fibonacci hashing: the product's top bits (shift = 64 - log2(cap)); its
@@ -124,7 +52,7 @@ static inline int ent_keep(const struct ent *e, uint64_t wm)
  * back at once, as before: a spare would double them. */
 #define SPARE_MAX (1u << 17)
 
-/* nc empty slots: the spare when it has that size (table_rehash makes nc
+/* nc empty slots: the spare when it has that size (trk_ltable_rehash makes nc
  * the spare's size where it may), else fresh memory. */
 static struct ent *table_mem(struct table *t, size_t nc)
 {
@@ -139,7 +67,7 @@ static struct ent *table_mem(struct table *t, size_t nc)
 
 /* The slots a rehash left (cap of them): kept as the spare if small
  * enough, any older spare given back. */
-static void table_keep_spare(struct table *t, struct ent *v, size_t cap)
+void trk_ltable_keep_spare(struct table *t, struct ent *v, size_t cap)
 {
     trk_lmem_free(t->spare, t->spare ? t->spare_cap * sizeof(*v) : 0);
     t->spare = NULL;
@@ -157,7 +85,7 @@ static void table_keep_spare(struct table *t, struct ent *v, size_t cap)
  * needed (the writer's cycles leave no dead ones: struct table) rehashes
  * 3/4 full, exactly 3/8 of twice its size: that doubles it (with "+ 1"
  * it quadrupled: 30 instead of 18 MiB at `import torch`). */
-static int table_rehash(struct table *t)
+int trk_ltable_rehash(struct table *t)
 {
     size_t keep = 0, old = table_slots(t);
     for (size_t i = 0; i < old; i++)
@@ -185,7 +113,7 @@ static int table_rehash(struct table *t)
             k = (k + 1) & (nc - 1);
         nv[k] = *e;
     }
-    table_keep_spare(t, t->v, old);
+    trk_ltable_keep_spare(t, t->v, old);
     t->v = nv;
     t->cap = nc;
     t->n = keep;
@@ -228,7 +156,7 @@ __attribute__((always_inline)) static inline int table_put(struct table *t, uint
         return -1;
     if (!live && seq < t->bound)
         return free_final(t, addr, seq);
-    if (t->n >= t->lim && table_rehash(t))
+    if (t->n >= t->lim && trk_ltable_rehash(t))
         return -1;
     struct ent *e = &t->v[slot_of(addr, t->shift)], *end = t->v + t->cap;
     while (e->addr != addr && e->addr)
@@ -325,107 +253,12 @@ static int apply(struct table *t, const struct trk_rec *r)
     }
 }
 
-struct streams {
-    struct trk_rec_state *v;
-    size_t cap;
-    /* per stream: its last raw bytes, for codec 3 (common/lz_hist.h) */
-    struct hist {
-        uint8_t *b; /* TRK_LZ_HIST bytes, mapped at the stream's first piece */
-        uint32_t len;
-    } * h;
-};
-
-static struct trk_rec_state *stream_state(struct streams *s, uint32_t id)
-{
-    if (id >= (1u << 22))
-        return NULL;
-    if (id >= s->cap) {
-        size_t nc = s->cap ? s->cap : 1024;
-        while (nc <= id)
-            nc *= 2;
-        struct trk_rec_state *nv = trk_lmem(nc * sizeof(*nv));
-        struct hist *nh = trk_lmem(nc * sizeof(*nh));
-        if (!nv || !nh) {
-            trk_lmem_free(nv, nv ? nc * sizeof(*nv) : 0);
-            trk_lmem_free(nh, nh ? nc * sizeof(*nh) : 0);
-            return NULL;
-        }
-        if (s->v) {
-            memcpy(nv, s->v, s->cap * sizeof(*nv));
-            memcpy(nh, s->h, s->cap * sizeof(*nh));
-        }
-        trk_lmem_free(s->v, s->cap * sizeof(*s->v));
-        trk_lmem_free(s->h, s->cap * sizeof(*s->h));
-        s->v = nv;
-        s->h = nh;
-        s->cap = nc;
-    }
-    return &s->v[id];
-}
-
-static void streams_free(struct streams *s)
-{
-    for (size_t i = 0; i < s->cap; i++)
-        trk_lmem_free(s->h[i].b, s->h[i].b ? TRK_LZ_HIST : 0);
-    trk_lmem_free(s->v, s->cap * sizeof(*s->v));
-    trk_lmem_free(s->h, s->cap * sizeof(*s->h));
-}
-
-/* Appends a piece to its stream's history (codec 3 of version 6 decodes
- * against it, whatever this piece's codec). */
-static int hist_push(struct hist *h, const uint8_t *p, size_t n)
-{
-    if (!h->b && !(h->b = trk_lmem(TRK_LZ_HIST)))
-        return -1;
-    trk_lz_hist_push(h->b, &h->len, p, n);
-    return 0;
-}
-
-static int read_at(int fd, void *buf, size_t len, uint64_t off)
-{
-    uint8_t *p = buf;
-    while (len) {
-        ssize_t n = pread(fd, p, len, (off_t)off);
-        if (n <= 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
-        off += (uint64_t)n;
-    }
-    return 0;
-}
-
 /* Varints read a word at a time, so the fast paths take only records that
  * start SLACK bytes or more before the piece's end (a compact record reads
  * at most 1 + 5 * 8 + 8 bytes): pieces are read in place, in the writer's
  * ring too (trk_ltrack_piece), and nothing past them may be touched. The
  * last few records of a piece go to the exact decoders. */
 #define SLACK 64
-
-/* Sized to the largest chunk read so far, not to the format's bound
- * (16 MiB each): pieces are usually far smaller. */
-struct bufs {
-    uint8_t *stored, *raw;
-    size_t stored_cap, raw_cap;
-};
-
-static int buf_fit(uint8_t **p, size_t *cap, size_t need)
-{
-    if (need <= *cap)
-        return 0;
-    size_t nc = *cap ? *cap : (64u << 10);
-    while (nc < need)
-        nc *= 2;
-    uint8_t *nv = trk_lmem(nc);
-    if (!nv)
-        return -1;
-    trk_lmem_free(*p, *cap);
-    *p = nv;
-    *cap = nc;
-    return 0;
-}
-
-#define STORED_MAX (TRK_CHUNK_RAW_MAX + TRK_CHUNK_RAW_MAX / 255 + 16)
 
 static inline uint64_t load_le64(const uint8_t *p)
 {
@@ -603,7 +436,7 @@ __attribute__((always_inline)) static inline int compact_body(struct table *t,
         if (!e->addr) {
             if (!room) { /* full: rehashed, the record goes in through table_put */
                 t->n = t->lim - room;
-                rc = table_rehash(t);
+                rc = trk_ltable_rehash(t);
                 if (!rc)
                     rc = table_put_slow(t, addr, seq, (info & CT_ALLOC) != 0, size);
                 if (rc)
@@ -747,7 +580,7 @@ static int fast_heap(struct table *t, struct trk_rec_state *st, const uint8_t **
     return cls == TRK_REC_REALLOC_BASE && table_put(t, addr2, seq + seq2d, 1, size) ? -1 : 0;
 }
 
-static int decode_piece(struct table *t, struct trk_rec_state *st, const uint8_t *p, size_t len)
+int trk_ltable_decode(struct table *t, struct trk_rec_state *st, const uint8_t *p, size_t len)
 {
     const uint8_t *end = p + len;
     struct trk_rec r;
@@ -767,241 +600,4 @@ static int decode_piece(struct table *t, struct trk_rec_state *st, const uint8_t
             return -1;
     }
     return 0;
-}
-
-/* Every DATA chunk of the file, in file order. */
-static int read_chunks(int fd, struct table *t, struct streams *ss, struct bufs *b)
-{
-    uint8_t h[TRK_CHUNK_HEAD];
-    if (read_at(fd, h, 16, 0) || memcmp(h, TRK_FMT_MAGIC, TRK_FMT_MAGIC_LEN))
-        return -1;
-    uint64_t off = trk_get_le32(h + 12);
-    while (read_at(fd, h, TRK_CHUNK_HEAD, off) == 0) {
-        if (memcmp(h, TRK_CHUNK_MAGIC, 4))
-            return -1;
-        uint32_t stored = trk_get_le32(h + 12), raw = trk_get_le32(h + 16);
-        off += TRK_CHUNK_HEAD;
-        if (h[4] == TRK_CHUNK_WATERMARK && trk_get_le64(h + 24) > t->wm)
-            t->wm = trk_get_le64(h + 24);
-        if (h[4] == TRK_CHUNK_DATA) {
-            if (stored > STORED_MAX || raw > TRK_CHUNK_RAW_MAX ||
-                buf_fit(&b->stored, &b->stored_cap, stored) || buf_fit(&b->raw, &b->raw_cap, raw) ||
-                read_at(fd, b->stored, stored, off))
-                return -1;
-            const uint8_t *piece = b->stored;
-            uint32_t id = trk_get_le32(h + 8);
-            struct trk_rec_state *st = stream_state(ss, id);
-            if (!st)
-                return -1;
-            struct hist *hs = &ss->h[id];
-            if (h[5] == TRK_CODEC_LZ4_LINK) { /* our own file: version 6 */
-                int n = LZ4_decompress_safe_usingDict((const char *)b->stored, (char *)b->raw,
-                                                      (int)stored, (int)raw, (const char *)hs->b,
-                                                      (int)hs->len);
-                if (n != (int)raw)
-                    return -1;
-                piece = b->raw;
-            } else if (h[5] == TRK_CODEC_LZ4) {
-                int n = LZ4_decompress_safe((const char *)b->stored, (char *)b->raw, (int)stored,
-                                            (int)raw);
-                if (n != (int)raw)
-                    return -1;
-                piece = b->raw;
-            } else if (h[5] == TRK_CODEC_HUF) { /* the writer thread's, where it beat LZ4 */
-                if (trk_huf_decode(b->stored, stored, b->raw, raw))
-                    return -1;
-                piece = b->raw;
-            } else {
-                raw = stored;
-            }
-            if (trk_get_le64(h + 24) == 0)
-                memset(st, 0, sizeof(*st));
-            if (hist_push(hs, piece, raw) || decode_piece(t, st, piece, raw))
-                return -1;
-        }
-        off += stored;
-    }
-    return 0;
-}
-
-static int collect(struct trk_lset *s, const struct table *t)
-{
-    size_t n = 0;
-    size_t slots = table_slots(t);
-    for (size_t i = 0; i < slots; i++)
-        n += t->v[i].addr && (t->v[i].seqlive & LIVE_BIT);
-    s->map_len = (n ? n : 1) * sizeof(*s->v);
-    s->stack_len = (2 * n + 1) * sizeof(*s->stack); /* leak_mark.c: 2 pushes a block */
-    s->v = trk_lmem(s->map_len);
-    s->stack = trk_lmem(s->stack_len);
-    if (!s->v || !s->stack)
-        return -1;
-    for (size_t i = 0; i < slots; i++) {
-        const struct ent *e = &t->v[i];
-        if (e->addr && (e->seqlive & LIVE_BIT))
-            s->v[s->n++] = (struct trk_lblock){.addr = e->addr, .size = e->size};
-    }
-    if (trk_lblocks_sort(s->v, s->n))
-        return -1;
-    s->lo = s->n ? s->v[0].addr : 1;
-    s->hi = 0;
-    for (size_t i = 0; i < s->n; i++) {
-        uint64_t e = s->v[i].addr + (s->v[i].size ? s->v[i].size : 1);
-        if (e > s->hi)
-            s->hi = e;
-    }
-    trk_lset_index(s);
-    return 0;
-}
-
-/* ---- The live set kept as the capture is written (issue 12) -------------
- *
- * Reading the whole capture back at exit cost the scan ~200-270
- * instructions per event of the run, half of them undoing the writer's
- * HUF or LZ4. The writer hands each DATA piece's raw bytes here as it
- * writes them (flush lock held, so in file order), and the same decoder
- * and table as the read-back keep the set current; at exit the scan only
- * collects it. The bytes and their order are the file's, so the result is
- * the read-back's; the read-back stays for when this broke (no memory).
- * The table costs what the read-back's would at exit, held for the run:
- * live blocks plus those freed since the last watermark (own_mem.h counts
- * it as the leak scan's). */
-static struct {
-    struct table t;
-    struct streams ss;
-    int state;     /* TRACK_* */
-    unsigned skip; /* cycles still kept the old way (trk_ltrack_cycle) */
-} track;
-
-enum { TRACK_OFF, TRACK_ON, TRACK_BROKEN };
-
-static void track_drop(int state)
-{
-    trk_lmem_free(track.t.v, table_slots(&track.t) * sizeof(*track.t.v));
-    table_keep_spare(&track.t, NULL, 0);
-    trk_lmem_free(track.t.dels, track.t.del_cap * sizeof(*track.t.dels));
-    streams_free(&track.ss);
-    memset(&track, 0, sizeof(track));
-    track.state = state;
-}
-
-void trk_ltrack_start(void)
-{
-    if (track.state == TRACK_OFF)
-        track.state = TRACK_ON;
-}
-
-void trk_ltrack_piece(uint32_t slot, uint64_t off, const uint8_t *p, size_t len)
-{
-    if (track.state != TRACK_ON)
-        return;
-    struct trk_rec_state *st = stream_state(&track.ss, slot);
-    if (!st || (!track.t.v && table_rehash(&track.t))) {
-        track_drop(TRACK_BROKEN);
-        return;
-    }
-    if (off == 0) /* as a reader does at a stream's first piece */
-        memset(st, 0, sizeof(*st));
-    if (track.t.closed) { /* a piece after the cycle's last: the set can no longer be proven */
-        track_drop(TRACK_BROKEN);
-        return;
-    }
-    track.t.armed = track.t.ndel != 0; /* a later piece of the cycle */
-    int rc = decode_piece(&track.t, st, p, len);
-    track.t.closed = track.t.last;
-    track.t.last = 0;
-    if (rc)
-        track_drop(TRACK_BROKEN);
-}
-
-void trk_ltrack_last(void)
-{
-    /* Only inside a cycle with a bound (a replayed one has none): outside
-     * one no FREE is taken as final anyway. */
-    if (track.state == TRACK_ON && track.t.bound)
-        track.t.last = 1;
-}
-
-void trk_ltrack_cycle(uint64_t bound)
-{
-    if (track.state != TRACK_ON)
-        return;
-    /* The last cycle's FREEs are final: nothing below its bound is left. */
-    track.t.ndel = 0;
-    track.t.armed = 0;
-    track.t.last = 0;
-    track.t.closed = 0;
-    /* Where a cycle had to put its FREEs back (several threads' pieces
-     * touch the heap), the log and the replay only cost: the next 16
-     * cycles keep FREEs as entries from the start, as before the bound. */
-    if (bound && track.t.replayed) {
-        track.t.replayed = 0;
-        track.skip = 16;
-    }
-    if (bound && track.skip) {
-        track.skip--;
-        bound = 0;
-    }
-    track.t.bound = bound;
-}
-
-void trk_ltrack_watermark(uint64_t w)
-{
-    if (w > track.t.wm)
-        track.t.wm = w;
-}
-
-/* A fork child's capture starts empty: so does its set (the parent's
- * blocks are the child's inherited heap, leak_roots.c). */
-void trk_ltrack_fork_child(void)
-{
-    if (track.state != TRACK_OFF)
-        track_drop(TRACK_ON);
-}
-
-int trk_lset_load(struct trk_lset *s, int fd)
-{
-    memset(s, 0, sizeof(*s));
-    if (track.state == TRACK_ON && track.t.v) {
-        int rc = collect(s, &track.t);
-        track_drop(TRACK_OFF); /* the scan runs once; what follows is its own */
-        if (rc == 0)
-            return 0;
-        trk_lset_free(s);
-        memset(s, 0, sizeof(*s));
-    }
-    char path[64] = "/proc/self/fd/";
-    size_t l = strlen(path);
-    l += trk_u64_to_dec(path + l, (uint64_t)fd);
-    path[l] = 0;
-    int rfd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-    if (rfd < 0)
-        return -1;
-    struct table t = {0};
-    struct streams ss = {0};
-    struct bufs b = {0};
-    int rc = -1;
-    if (table_rehash(&t) == 0 && read_chunks(rfd, &t, &ss, &b) == 0)
-        rc = collect(s, &t);
-    syscall(SYS_close, rfd);
-    trk_lmem_free(b.stored, b.stored_cap);
-    trk_lmem_free(b.raw, b.raw_cap);
-    trk_lmem_free(t.v, table_slots(&t) * sizeof(*t.v));
-    table_keep_spare(&t, NULL, 0);
-    streams_free(&ss);
-    if (rc)
-        trk_lset_free(s);
-    return rc;
-}
-
-void trk_lset_free(struct trk_lset *s)
-{
-    trk_lmem_free(s->v, s->map_len);
-    trk_lmem_free(s->stack, s->stack_len);
-    if (s->pages)
-        trk_lmem_free(s->pages, s->pages_len);
-    s->v = NULL;
-    s->stack = NULL;
-    s->pages = NULL;
-    s->n = 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
- * test_leak_last.c - the writer's live set (capture/leak_live.c,
- * trk_ltrack_*) when the writer says which piece ends its flush cycle
+ * test_leak_last.c - the writer's live set (capture/leak_track.c,
+ * trk_ltrack_*, and leak_live.c) when the writer says which piece ends its flush cycle
  * (trk_ltrack_last): that piece's FREEs below the cycle's bound are final
  * at once, so with one allocating thread the set keeps no FREE log at all
  * (it was 16 bytes a FREE, up to 1 MiB, written on every event); with

@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: MIT
  *
  * test_leak_live.c - the live set the exit-time leak scan rebuilds from the
- * capture (capture/leak_live.c), against a model: a capture of several
- * streams whose pieces interleave out of seq order, with every length of
- * varint a record can hold (1 to 10 bytes: the fast decoder reads at most 8
- * and leaves longer ones to the exact one), compact and long forms,
- * reallocs, Python's blocks (never heap blocks), the node records of new
- * stacks between them (every form), and enough addresses to
- * rehash the table across watermarks. Stored and HUF pieces both, read
- * back from the file, and the same pieces handed over as the writer hands
- * them while it writes (trk_ltrack_*), which the scan then collects: also
- * in the writer's cycles (trk_ltrack_cycle), where a FREE below the cycle's
- * bound removes its address at once, and a later piece of the cycle must
- * still see it (three streams), or nothing follows (one stream).
+ * capture (capture/leak_live.c, fed by leak_track.c), against a model: a
+ * capture of several streams whose pieces interleave out of seq order, with
+ * every length of varint a record can hold (1 to 10 bytes: the fast decoder
+ * reads at most 8 and leaves longer ones to the exact one), compact and long
+ * forms, reallocs, Python's blocks (never heap blocks), the node records of
+ * new stacks between them (every form), and enough addresses to rehash the
+ * table across watermarks. Stored and HUF pieces both, read back from the
+ * file, and the same pieces handed over as the writer hands them while it
+ * writes (trk_ltrack_*), which the scan then collects: also in the writer's
+ * cycles (trk_ltrack_cycle), where a FREE below the cycle's bound removes
+ * its address at once, and a later piece of the cycle must still see it
+ * (three streams), or nothing follows (one stream).
  */
 #include <setjmp.h>
 #include <stdarg.h>
