@@ -102,9 +102,11 @@ struct trk_thread {
     _Atomic int in_dl; /* inside the loader's lock (unwinding, module walks): see trk_dl_enter */
 
     uint32_t stream;
-    /* This state's number among all states (0, 1, ...: never more than the
-     * most threads alive at once), for the writer's per-state tables: a
-     * stream id grows with every thread that ever lived. */
+    /* This state's number among all states (0, 1, ...: states are reused,
+     * so about as many as the most threads alive at once, a few more where
+     * new threads found the writer holding its lock), for the writer's
+     * per-state tables: a stream id grows with every thread that ever
+     * lived. */
     uint32_t slot;
     pid_t tid;
     pthread_t self;
