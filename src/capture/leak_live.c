@@ -28,20 +28,31 @@ void trk_lmem_free(void *p, size_t len)
     trk_own_unmap(TRK_OWN_LEAKSCAN, p, len);
 }
 
-/* Fibonacci hashing: the product's top bits (shift = 64 - log2(cap)); its
- * middle bits, taken before, left runs of neighbouring heap addresses in
- * neighbouring slots, and the probes twice as long. */
-static inline size_t slot_of(uint64_t a, unsigned shift)
+/* Fibonacci hashing scaled to the table (fastrange: the product's top
+ * bits times cap, cap any size); its middle bits, taken before, left runs
+ * of neighbouring heap addresses in neighbouring slots, and the probes
+ * twice as long. The slot grows with the hash whatever cap is, so a table
+ * read in slot order is read in hash order: a rehash fills the new table
+ * front to back as it reads the old one (trk_ltable_rehash). */
+static inline size_t slot_of(uint64_t a, size_t cap)
 {
-    return (size_t)((a >> 4) * 0x9E3779B97F4A7C15ull >> shift);
+    uint64_t h = (a >> 4) * 0x9E3779B97F4A7C15ull;
+    return (size_t)(((unsigned __int128)h * cap) >> 64);
 }
 
-static inline int ent_keep(const struct ent *e, uint64_t wm)
+/* The entry's seq (struct ent), or 0 for one older than the base. */
+static inline uint64_t ent_seq(const struct table *t, const struct ent *e)
 {
-    return e->addr && ((e->seqlive & LIVE_BIT) || e->seqlive >= wm);
+    uint32_t rel = e->seq & REL_MASK;
+    return rel ? t->base + rel - 1 : 0;
 }
 
-/* Up to this many slots (3 MiB) a rehash keeps the table it leaves for
+static inline int ent_keep(const struct table *t, const struct ent *e)
+{
+    return e->addr && ((e->seq & LIVE_BIT) || ent_seq(t, e) >= t->wm);
+}
+
+/* Up to this many slots (2 MiB) a rehash keeps the table it leaves for
  * the next one, which takes it when it needs that size or up to 4 times
  * less: the writer's live set with several threads (FREEs kept as entries
  * until a watermark, struct table) rehashes every few thousand FREEs at
@@ -49,7 +60,7 @@ static inline int ent_keep(const struct ent *e, uint64_t wm)
  * and, at the unmap, a TLB shootdown interrupting the program's threads on
  * the other CPU (allocbench, 2 threads: 22,000 -> 6,000 page faults, CPU
  * -5 to -10%, bench/results_twothread.md). Bigger ones (`import torch`) go
- * back at once, as before: a spare would double them. */
+ * back as the rehash reads them: a spare would double them. */
 #define SPARE_MAX (1u << 17)
 
 /* nc empty slots: the spare when it has that size (trk_ltable_rehash makes nc
@@ -79,47 +90,195 @@ void trk_ltable_keep_spare(struct table *t, struct ent *v, size_t cap)
     }
 }
 
-/* Rehash into a table sized for the entries still needed: at most 3/8
- * full after it, so the next rehash is at least as many inserts away
- * (amortized O(1) a put); it may shrink. A table whose every entry is
- * needed (the writer's cycles leave no dead ones: struct table) rehashes
- * 3/4 full, exactly 3/8 of twice its size: that doubles it (with "+ 1"
- * it quadrupled: 30 instead of 18 MiB at `import torch`). */
+/* A table read in slot order fills its successor (or the scan's block
+ * list) in order, so where the pages it has passed go back as it goes (64
+ * KiB at a time) the two hold about one table's pages at any time, not
+ * two: `import torch` 2.11's table grew from 12 to 24 MiB with both held.
+ * walk_pass: slot i was read; walk_end: the walk is done, v unmapped. */
+#define WALK_STEP (16 * ENT_PAGE)
+
+static inline void walk_pass(struct ent *v, size_t i, size_t *released)
+{
+    if ((i + 1) % WALK_STEP == 0) {
+        trk_own_release(TRK_OWN_LEAKSCAN, v + i + 1 - WALK_STEP, WALK_STEP * sizeof(*v));
+        *released += WALK_STEP * sizeof(*v);
+    }
+}
+
+static void walk_end(struct ent *v, size_t cap, size_t released)
+{
+    trk_own_unmap_rest(TRK_OWN_LEAKSCAN, v, cap * sizeof(*v), released);
+}
+
+/* Rehash into a table sized for the entries still needed: half full after
+ * it, so the next rehash is at least cap / 4 inserts away (amortized O(1)
+ * a put); it may shrink. A table whose every entry is needed (the writer's
+ * cycles leave no dead ones: struct table) rehashes 3/4 full: that makes
+ * it 1.5 times bigger. (Doubling powers of two left it 3/8 full: 43 bytes
+ * a live block after a growth, 64 before entries shrank to 16 bytes.) The
+ * seqs are re-based to the watermark on the way. */
 int trk_ltable_rehash(struct table *t)
 {
     size_t keep = 0, old = table_slots(t);
     for (size_t i = 0; i < old; i++)
-        keep += ent_keep(&t->v[i], t->wm);
-    size_t nc = 1u << 12;
-    unsigned shift = 64 - 12;
-    while (keep * 8 > nc * 3) {
-        nc *= 2;
-        shift--;
-    }
-    /* a spare up to 4 times that size is taken whole: fewer rehashes */
-    while (t->spare && nc < t->spare_cap && nc * 4 >= t->spare_cap) {
-        nc *= 2;
-        shift--;
-    }
+        keep += ent_keep(t, &t->v[i]);
+    size_t nc = 2 * keep < 4096 ? 4096 : (2 * keep + ENT_PAGE - 1) / ENT_PAGE * ENT_PAGE;
+    /* a spare up to 4 times that size is taken whole: fewer rehashes; one
+     * smaller than the table now needs goes (a table that outgrew it had
+     * kept 2 MiB for nothing) */
+    if (t->spare && nc <= t->spare_cap && t->spare_cap <= 4 * nc)
+        nc = t->spare_cap;
+    else if (t->spare && t->spare_cap < nc)
+        trk_ltable_keep_spare(t, NULL, 0);
     struct ent *nv = table_mem(t, nc);
     if (!nv)
         return -1;
+    uint64_t base = t->wm > t->base ? t->wm : t->base;
+    int release = old > SPARE_MAX;
+    size_t released = 0;
     for (size_t i = 0; i < old; i++) {
-        struct ent *e = &t->v[i];
-        if (!ent_keep(e, t->wm))
-            continue;
-        size_t k = slot_of(e->addr, shift);
-        while (nv[k].addr)
-            k = (k + 1) & (nc - 1);
-        nv[k] = *e;
+        const struct ent *e = &t->v[i];
+        if (ent_keep(t, e)) {
+            uint64_t sq = ent_seq(t, e);
+            size_t k = slot_of(e->addr, nc);
+            while (nv[k].addr)
+                k = k + 1 == nc ? 0 : k + 1;
+            nv[k].addr = e->addr;
+            nv[k].size = e->size;
+            nv[k].seq = (e->seq & LIVE_BIT) | (uint32_t)(sq < base ? 0 : sq - base + 1);
+        }
+        if (release)
+            walk_pass(t->v, i, &released);
     }
-    trk_ltable_keep_spare(t, t->v, old);
+    if (release)
+        walk_end(t->v, old, released);
+    else
+        trk_ltable_keep_spare(t, t->v, old);
     t->v = nv;
     t->cap = nc;
     t->n = keep;
     t->lim = nc / 4 * 3;
-    t->shift = shift;
+    t->base = base;
     return 0;
+}
+
+/* An event 2^31 or more past the base (struct ent): the entries re-based
+ * to the watermark, in place. Returns -1 where seq is still that far past
+ * it (or below it: no event still to come is), and the set cannot go on. */
+static __attribute__((noinline)) int rebase(struct table *t, uint64_t seq)
+{
+    uint64_t base = t->wm;
+    if (seq < base || seq - base >= REL_MASK || base <= t->base)
+        return -1;
+    for (size_t i = 0; i < table_slots(t); i++) {
+        struct ent *e = &t->v[i];
+        uint64_t sq = ent_seq(t, e);
+        if (e->addr)
+            e->seq = (e->seq & LIVE_BIT) | (uint32_t)(sq < base ? 0 : sq - base + 1);
+    }
+    t->base = base;
+    return 0;
+}
+
+/* ---- Sizes of 4 GiB - 1 and more (struct bigtab) ------------------------ */
+
+static size_t big_slot(uint64_t a, size_t cap)
+{
+    return slot_of(a, cap);
+}
+
+/* The table's live entry at addr still says its size is in bigtab. */
+static int big_needed(const struct table *t, uint64_t addr)
+{
+    if (!t->v)
+        return 0;
+    const struct ent *e = &t->v[slot_of(addr, t->cap)], *end = t->v + t->cap;
+    while (e->addr != addr && e->addr)
+        e = e + 1 == end ? t->v : e + 1;
+    return e->addr == addr && (e->seq & LIVE_BIT) && e->size == SIZE_BIG;
+}
+
+static void big_set(struct bigtab *b, uint64_t addr, uint64_t size)
+{
+    size_t k = big_slot(addr, b->cap);
+    while (b->v[k].addr && b->v[k].addr != addr)
+        k = k + 1 == b->cap ? 0 : k + 1;
+    b->n += !b->v[k].addr;
+    b->v[k].addr = addr;
+    b->v[k].size = size;
+}
+
+/* addr's exact size, before its entry says SIZE_BIG. A full side table is
+ * rebuilt with the entries still needed, at least twice their number. */
+static __attribute__((noinline)) int big_put(struct table *t, uint64_t addr, uint64_t size)
+{
+    struct bigtab *b = &t->big;
+    if ((b->n + 1) * 4 > b->cap * 3) {
+        size_t keep = 0;
+        for (size_t i = 0; i < b->cap; i++)
+            keep += b->v[i].addr && big_needed(t, b->v[i].addr);
+        size_t nc = 256;
+        while (nc < 4 * (keep + 1))
+            nc *= 2;
+        struct bigtab nb = {.v = trk_lmem(nc * sizeof(*b->v)), .cap = nc};
+        if (!nb.v)
+            return -1;
+        for (size_t i = 0; i < b->cap; i++)
+            if (b->v[i].addr && big_needed(t, b->v[i].addr))
+                big_set(&nb, b->v[i].addr, b->v[i].size);
+        trk_lmem_free(b->v, b->cap * sizeof(*b->v));
+        *b = nb;
+    }
+    big_set(b, addr, size);
+    return 0;
+}
+
+static uint64_t big_get(const struct bigtab *b, uint64_t addr)
+{
+    if (!b->cap)
+        return SIZE_BIG;
+    size_t k = big_slot(addr, b->cap);
+    while (b->v[k].addr && b->v[k].addr != addr)
+        k = k + 1 == b->cap ? 0 : k + 1;
+    return b->v[k].addr ? b->v[k].size : SIZE_BIG;
+}
+
+/* ---- The table's life and its read-out ---------------------------------- */
+
+void trk_ltable_free(struct table *t)
+{
+    trk_lmem_free(t->v, table_slots(t) * sizeof(*t->v));
+    t->v = NULL;
+    trk_ltable_keep_spare(t, NULL, 0);
+    trk_lmem_free(t->dels, t->del_cap * sizeof(*t->dels));
+    trk_lmem_free(t->big.v, t->big.cap * sizeof(*t->big.v));
+    memset(t, 0, sizeof(*t));
+}
+
+size_t trk_ltable_live(const struct table *t)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < table_slots(t); i++)
+        n += t->v[i].addr && (t->v[i].seq & LIVE_BIT);
+    return n;
+}
+
+void trk_ltable_each_live(struct table *t, int release,
+                          void (*fn)(void *ctx, uint64_t addr, uint64_t size), void *ctx)
+{
+    size_t released = 0;
+    for (size_t i = 0; i < table_slots(t); i++) {
+        const struct ent *e = &t->v[i];
+        if (e->addr && (e->seq & LIVE_BIT))
+            fn(ctx, e->addr, e->size == SIZE_BIG ? big_get(&t->big, e->addr) : e->size);
+        if (release)
+            walk_pass(t->v, i, &released);
+    }
+    if (release && t->v) {
+        walk_end(t->v, t->cap, released);
+        t->v = NULL;
+        trk_ltable_free(t);
+    }
 }
 
 static int table_put_slow(struct table *t, uint64_t addr, uint64_t seq, int live, uint64_t size);
@@ -130,20 +289,33 @@ static int replay(struct table *t);
  * on in the run whose home is not between the hole and itself moves into
  * the hole, so that no probe meets an empty slot before its entry). The
  * caller counts it out. */
-static inline void table_unlink(struct ent *v, size_t cap, unsigned shift, struct ent *e)
+static inline void table_unlink(struct ent *v, size_t cap, struct ent *e)
 {
-    size_t i = (size_t)(e - v), j = i, mask = cap - 1;
+    size_t i = (size_t)(e - v), j = i;
     for (;;) {
-        j = (j + 1) & mask;
+        j = j + 1 == cap ? 0 : j + 1;
         if (!v[j].addr) /* never full: a run ends */
             break;
-        size_t h = slot_of(v[j].addr, shift);
+        size_t h = slot_of(v[j].addr, cap);
         if (i <= j ? (h <= i || h > j) : (h <= i && h > j)) {
             v[i] = v[j];
             i = j;
         }
     }
     v[i].addr = 0;
+}
+
+/* seq relative to the base (struct ent), at most REL_MASK; re-based first
+ * where it is more. -1 (as a uint64_t): the set cannot go on (rebase). */
+static inline uint64_t rel_of(struct table *t, uint64_t seq)
+{
+    uint64_t rel = seq - t->base + 1; /* 0 (seq base - 1) says "older", as it is */
+    if (TRK_UNLIKELY(rel > REL_MASK)) {
+        if (rebase(t, seq))
+            return UINT64_MAX;
+        rel = seq - t->base + 1;
+    }
+    return rel;
 }
 
 /* Inlined: called once or twice a record, its call cost was a third of it. */
@@ -158,17 +330,25 @@ __attribute__((always_inline)) static inline int table_put(struct table *t, uint
         return free_final(t, addr, seq);
     if (t->n >= t->lim && trk_ltable_rehash(t))
         return -1;
-    struct ent *e = &t->v[slot_of(addr, t->shift)], *end = t->v + t->cap;
+    uint64_t rel = rel_of(t, seq);
+    if (rel > REL_MASK)
+        return -1;
+    struct ent *e = &t->v[slot_of(addr, t->cap)], *end = t->v + t->cap;
     while (e->addr != addr && e->addr)
         e = e + 1 == end ? t->v : e + 1;
     if (!e->addr) {
         t->n++;
         e->addr = addr;
-    } else if ((e->seqlive & ~LIVE_BIT) > seq) {
+    } else if ((e->seq & REL_MASK) > rel) {
         return 0; /* a later event of another stream already decided it */
     }
-    e->seqlive = seq | (live ? LIVE_BIT : 0);
-    e->size = size;
+    if (TRK_UNLIKELY(size >= SIZE_BIG)) {
+        if (big_put(t, addr, size))
+            return -1;
+        size = SIZE_BIG;
+    }
+    e->seq = (uint32_t)rel | (live ? LIVE_BIT : 0);
+    e->size = (uint32_t)size;
     return 0;
 }
 
@@ -216,11 +396,14 @@ static __attribute__((noinline)) int free_final(struct table *t, uint64_t addr, 
         t->dels = nv;
         t->del_cap = nc;
     }
-    struct ent *e = &t->v[slot_of(addr, t->shift)], *end = t->v + t->cap;
+    uint64_t rel = rel_of(t, seq);
+    if (rel > REL_MASK)
+        return -1;
+    struct ent *e = &t->v[slot_of(addr, t->cap)], *end = t->v + t->cap;
     while (e->addr != addr && e->addr)
         e = e + 1 == end ? t->v : e + 1;
-    if (e->addr && (e->seqlive & ~LIVE_BIT) <= seq) {
-        table_unlink(t->v, t->cap, t->shift, e);
+    if (e->addr && (e->seq & REL_MASK) <= rel) {
+        table_unlink(t->v, t->cap, e);
         t->n--;
     }
     if (!t->last)
@@ -375,7 +558,8 @@ __attribute__((always_inline)) static inline int compact_body(struct table *t,
     int last = cycle && t->last;
     struct ent *v = t->v, *end = v + t->cap;
     size_t room = t->lim - t->n; /* inserts before the next rehash */
-    unsigned shift = t->shift;
+    size_t cap = t->cap;
+    uint64_t base1 = t->base - 1; /* seq - base1: the relative seq (struct ent) */
     int rc = 0;
     /* The locals again after a call that may have moved the table. */
 #define RELOAD()                                                                                   \
@@ -383,7 +567,8 @@ __attribute__((always_inline)) static inline int compact_body(struct table *t,
         v = t->v;                                                                                  \
         end = v + t->cap;                                                                          \
         room = t->lim - t->n;                                                                      \
-        shift = t->shift;                                                                          \
+        cap = t->cap;                                                                              \
+        base1 = t->base - 1;                                                                       \
         bound = cycle ? t->bound : 0;                                                              \
     } while (0)
     while (p < lim) {
@@ -413,13 +598,21 @@ __attribute__((always_inline)) static inline int compact_body(struct table *t,
         addr += (uint64_t)trk_unzigzag(a >> 1) << ((~a & 1) << 2); /* bit 0 clear: 16-byte units */
         if ((info & CT_PY) || !addr)
             continue;
-        struct ent *e = &v[slot_of(addr, shift)];
+        uint64_t rel = seq - base1; /* 0 (seq base - 1) says "older", as it is */
+        if (TRK_UNLIKELY(rel > REL_MASK)) {
+            rc = rebase(t, seq);
+            if (rc)
+                break;
+            RELOAD();
+            rel = seq - base1;
+        }
+        struct ent *e = &v[slot_of(addr, cap)];
         while (e->addr != addr && e->addr)
             e = e + 1 == end ? v : e + 1;
         if (cycle && !(info & CT_ALLOC) && seq < bound) { /* final: see struct table */
             if (last || TRK_LIKELY(t->ndel < t->del_cap)) {
-                if (e->addr && (e->seqlive & ~LIVE_BIT) <= seq) {
-                    table_unlink(v, (size_t)(end - v), shift, e);
+                if (e->addr && (e->seq & REL_MASK) <= rel) {
+                    table_unlink(v, cap, e);
                     room++;
                 }
                 if (!last)
@@ -446,11 +639,17 @@ __attribute__((always_inline)) static inline int compact_body(struct table *t,
             }
             room--;
             e->addr = addr;
-        } else if ((e->seqlive & ~LIVE_BIT) > seq) {
+        } else if ((e->seq & REL_MASK) > rel) {
             continue; /* a later event of another stream decided it */
         }
-        e->seqlive = seq | (uint64_t)(info & CT_ALLOC) << 61;
-        e->size = size;
+        if (TRK_UNLIKELY(size >= SIZE_BIG)) {
+            rc = big_put(t, addr, size);
+            if (rc)
+                break;
+            size = SIZE_BIG;
+        }
+        e->seq = (uint32_t)rel | (uint32_t)(info & CT_ALLOC) << 29; /* CT_ALLOC: LIVE_BIT */
+        e->size = (uint32_t)size;
     }
     st->seq = seq;
     st->addr = addr;

@@ -15,13 +15,44 @@
 #include "format/record.h"
 #include "prim/base.h"
 
-/* addr -> the latest event at it: 24 bytes, the live bit in seq's top bit
- * (a global event count never reaches 2^63). */
+/* addr -> the latest event at it, 16 bytes: the table is the tracker's
+ * largest memory in a program with a big live heap (24-byte entries at
+ * 3/8 to 3/4 full held 24 MiB, and 36 MiB while growing, of `import torch`
+ * 2.11's +63 MB peak RSS; bench/results_gpu.md). Two fields are narrowed:
+ *
+ * seq: the live bit (31) and the event's seq relative to the table's
+ * `base` (bits 0-30: seq - base + 1, or 0 for an event older than base).
+ * base is at most the watermark, so every event still to come has a seq
+ * at or above it: an entry older than base loses to any of them, and 0
+ * says so. A rehash re-bases to the watermark; an event 2^31 or more past
+ * base re-bases at once (trk_ltable_rebase), and one still that far past
+ * the watermark (2^31 events while a thread held the watermark back) ends
+ * the set: the scan then says it was not done, rather than guess.
+ *
+ * size: the requested size, or SIZE_BIG for one of 4 GiB - 1 or more,
+ * whose exact size is in the table's `big` side table (struct bigtab).
+ *
+ * addr 0: an empty slot (no heap block starts at 0). */
 struct ent {
-    uint64_t addr, seqlive, size;
+    uint64_t addr;
+    uint32_t seq, size;
 };
 
-#define LIVE_BIT (1ull << 63)
+_Static_assert(sizeof(struct ent) == 16, "a table slot is 16 bytes");
+
+#define LIVE_BIT (1u << 31)
+#define REL_MASK (LIVE_BIT - 1)
+#define SIZE_BIG UINT32_MAX
+
+/* addr -> size of the blocks whose size did not fit an entry: looked up
+ * only when the scan collects the set. Linear probing, never deleting:
+ * stale entries (freed blocks) go at its rebuild (leak_live.c). */
+struct bigtab {
+    struct {
+        uint64_t addr, size;
+    } * v;
+    size_t cap, n;
+};
 
 /* wm: the latest WATERMARK read (docs/FORMAT.md §2): every event not read
  * yet has seq >= wm. A FREE entry below it can no longer hide an older event
@@ -42,10 +73,11 @@ struct del {
 
 struct table {
     struct ent *v;
-    size_t cap, n;  /* cap a power of two: the hashed range */
-    unsigned shift; /* 64 - log2(cap) */
-    size_t lim;     /* rehash when n reaches it: cap * 3 / 4 */
+    size_t cap, n; /* cap: any multiple of ENT_PAGE; slots by fastrange */
+    size_t lim;    /* rehash when n reaches it: cap * 3 / 4 */
     uint64_t wm;
+    uint64_t base; /* of the entries' relative seqs (struct ent) */
+    struct bigtab big;
     /* The writer's cycle (trk_ltrack_cycle; 0 elsewhere): every event
      * below `bound` is in a piece of this cycle or an earlier one. A FREE
      * below it then leaves no entry (it removes the address's), for no
@@ -73,6 +105,10 @@ struct table {
     size_t spare_cap;
 };
 
+/* Slots a page of the table holds: capacities are whole pages, so that a
+ * rehash can give the old table back a page range at a time. */
+#define ENT_PAGE (4096 / sizeof(struct ent))
+
 static inline size_t table_slots(const struct table *t)
 {
     return t->v ? t->cap : 0;
@@ -83,9 +119,20 @@ static inline size_t table_slots(const struct table *t)
 int trk_ltable_rehash(struct table *t) TRK_HIDDEN;
 /* Takes the slots a rehash left (NULL: gives the spare back). */
 void trk_ltable_keep_spare(struct table *t, struct ent *v, size_t cap) TRK_HIDDEN;
+/* Gives back all of the table's memory; t is then empty. */
+void trk_ltable_free(struct table *t) TRK_HIDDEN;
 /* One piece of a stream (its raw bytes, at its state st) into the table.
  * Returns 0, or -1 where the piece is malformed or memory ran out. */
 int trk_ltable_decode(struct table *t, struct trk_rec_state *st, const uint8_t *p,
                       size_t len) TRK_HIDDEN;
+/* The live blocks, each once, in slot order: fn(ctx, addr, size) for
+ * each. With `release`, the table's pages are given back as the walk
+ * passes them (the scan's copy grows as the table goes) and the table is
+ * freed after. */
+void trk_ltable_each_live(struct table *t, int release,
+                          void (*fn)(void *ctx, uint64_t addr, uint64_t size),
+                          void *ctx) TRK_HIDDEN;
+/* Live entries in the table. */
+size_t trk_ltable_live(const struct table *t) TRK_HIDDEN;
 
 #endif

@@ -171,24 +171,26 @@ static int read_chunks(int fd, struct table *t, struct streams *ss, struct bufs 
     return 0;
 }
 
-static int collect(struct trk_lset *s, const struct table *t)
+static void put_block(void *ctx, uint64_t addr, uint64_t size)
 {
-    size_t n = 0;
-    size_t slots = table_slots(t);
-    for (size_t i = 0; i < slots; i++)
-        n += t->v[i].addr && (t->v[i].seqlive & LIVE_BIT);
+    struct trk_lset *s = ctx;
+    s->v[s->n++] = (struct trk_lblock){.addr = addr, .size = size};
+}
+
+/* The table's live blocks into s, sorted and indexed for the scan; the
+ * table is given back as they are copied (leak_table.h), so that the
+ * copy's memory comes as the table's goes. */
+static int collect(struct trk_lset *s, struct table *t)
+{
+    size_t n = trk_ltable_live(t);
     s->map_len = (n ? n : 1) * sizeof(*s->v);
-    s->stack_len = (2 * n + 1) * sizeof(*s->stack); /* leak_mark.c: 2 pushes a block */
     s->v = trk_lmem(s->map_len);
-    s->stack = trk_lmem(s->stack_len);
-    if (!s->v || !s->stack)
+    if (!s->v)
         return -1;
-    for (size_t i = 0; i < slots; i++) {
-        const struct ent *e = &t->v[i];
-        if (e->addr && (e->seqlive & LIVE_BIT))
-            s->v[s->n++] = (struct trk_lblock){.addr = e->addr, .size = e->size};
-    }
-    if (trk_lblocks_sort(s->v, s->n))
+    trk_ltable_each_live(t, 1, put_block, s);
+    s->stack_len = (2 * n + 1) * sizeof(*s->stack); /* leak_mark.c: 2 pushes a block */
+    s->stack = trk_lmem(s->stack_len);
+    if (!s->stack || trk_lblocks_sort(s->v, s->n))
         return -1;
     s->lo = s->n ? s->v[0].addr : 1;
     s->hi = 0;
@@ -224,9 +226,7 @@ enum { TRACK_OFF, TRACK_ON, TRACK_BROKEN };
 
 static void track_drop(int state)
 {
-    trk_lmem_free(track.t.v, table_slots(&track.t) * sizeof(*track.t.v));
-    trk_ltable_keep_spare(&track.t, NULL, 0);
-    trk_lmem_free(track.t.dels, track.t.del_cap * sizeof(*track.t.dels));
+    trk_ltable_free(&track.t);
     streams_free(&track.ss);
     memset(&track, 0, sizeof(track));
     track.state = state;
@@ -333,8 +333,7 @@ int trk_lset_load(struct trk_lset *s, int fd)
     syscall(SYS_close, rfd);
     trk_lmem_free(b.stored, b.stored_cap);
     trk_lmem_free(b.raw, b.raw_cap);
-    trk_lmem_free(t.v, table_slots(&t) * sizeof(*t.v));
-    trk_ltable_keep_spare(&t, NULL, 0);
+    trk_ltable_free(&t);
     streams_free(&ss);
     if (rc)
         trk_lset_free(s);

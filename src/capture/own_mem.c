@@ -124,13 +124,18 @@ void *trk_own_map(enum trk_own_cat c, size_t len)
     return p;
 }
 
-void trk_own_unmap(enum trk_own_cat c, void *p, size_t len)
+void trk_own_unmap_rest(enum trk_own_cat c, void *p, size_t len, size_t released)
 {
     if (!p)
         return;
     trk_own_forget(p);
     trk_sys_munmap(p, len);
-    trk_own_add(c, -(int64_t)trk_own_pages(len), 0);
+    trk_own_add(c, -(int64_t)(trk_own_pages(len) - released), 0);
+}
+
+void trk_own_unmap(enum trk_own_cat c, void *p, size_t len)
+{
+    trk_own_unmap_rest(c, p, len, 0);
 }
 
 void trk_own_release(enum trk_own_cat c, void *p, size_t len)

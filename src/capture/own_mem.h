@@ -45,6 +45,9 @@ static inline size_t trk_own_pages(size_t len)
 {
     return (len + 4095) & ~(size_t)4095;
 }
+/* Unmaps what trk_own_map(c, len) mapped, of which `released` bytes
+ * were given back with trk_own_release already (and are counted out). */
+void trk_own_unmap_rest(enum trk_own_cat c, void *p, size_t len, size_t released) TRK_HIDDEN;
 /* Gives back the pages of [p, p + len) (MADV_DONTNEED: the range stays
  * mapped and reads as zeros, so a lock-free reader still probing it is
  * safe) and stops counting them. */
