@@ -18,14 +18,17 @@
  *
  * Safe because the range is clean file data: MADV_DONTNEED on a private
  * mapping throws away private changes, so only pages that can never have
- * been written are given back: from the first whole page after
- * .eh_frame_hdr to the end of the PT_LOAD segment holding it (the unwind
- * tables, .gcc_except_table, nothing the program writes), and only when
- * that segment is read-only (not code either: a layout without
- * -z separate-code puts the tables in the code segment, whose pages a
- * debugger or a hot-patching library may have written) and the object has
- * no text relocations (the loader would have written into it). The vDSO
- * is left alone.
+ * been written are given back, and only of objects without text
+ * relocations (the loader would have written into them). In a read-only
+ * segment: from the first whole page after .eh_frame_hdr to the end of the
+ * segment (the unwind tables, .gcc_except_table, nothing the program
+ * writes). In a code segment (a layout without -z separate-code, as
+ * CUDA's libraries have: their tables were ~18 MB of `import torch` 2.11's
+ * peak RSS, bench/results_gpu.md): only the whole pages between the
+ * header's start and the end of the last FDE it lists, where .eh_frame
+ * follows the header at once; code pages, which a debugger or a
+ * hot-patching library may have written, are never in it. The vDSO is
+ * left alone.
  *
  * Must not: allocate, open descriptors (it runs on the sampler thread:
  * issue 14 item 7), or touch any other range.
@@ -55,6 +58,66 @@ static int has_textrel(const struct dl_phdr_info *info)
     return 0;
 }
 
+/* DWARF pointer encodings of .eh_frame_hdr that ld and lld write. */
+enum { PE_UDATA4 = 0x03, PE_PCREL_SDATA4 = 0x1b, PE_DATAREL_SDATA4 = 0x3b };
+
+static int32_t get_s32(uintptr_t a)
+{
+    int32_t v;
+    __builtin_memcpy(&v, (const void *)a, 4);
+    return v;
+}
+
+/* The end of the last FDE that .eh_frame_hdr (at hdr, len bytes) lists,
+ * where .eh_frame follows it at once (at most 64 bytes of padding
+ * between) and ends inside [.., seg_end): else 0. Reads the whole table:
+ * once per object (ends[]). */
+static uintptr_t fdes_end(uintptr_t hdr, uintptr_t len, uintptr_t seg_end)
+{
+    const uint8_t *h = (const uint8_t *)hdr;
+    if (len < 12 || h[0] != 1 || h[1] != PE_PCREL_SDATA4 || h[2] != PE_UDATA4 ||
+        h[3] != PE_DATAREL_SDATA4)
+        return 0;
+    uintptr_t eh_frame = hdr + 4 + (uintptr_t)(intptr_t)get_s32(hdr + 4);
+    uint32_t count = (uint32_t)get_s32(hdr + 8);
+    if (eh_frame < hdr + len || eh_frame - (hdr + len) > 64 || count == 0 || (len - 12) / 8 < count)
+        return 0;
+    uintptr_t last = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        uintptr_t fde = hdr + (uintptr_t)(intptr_t)get_s32(hdr + 12 + 8 * (uintptr_t)i + 4);
+        if (fde > last)
+            last = fde;
+    }
+    if (last < eh_frame || last + 4 > seg_end)
+        return 0;
+    uint32_t n = (uint32_t)get_s32(last); /* 0xffffffff: a 64-bit length, never this big */
+    uintptr_t end = last + 4 + n;
+    return n != 0xffffffffu && end <= seg_end ? end : 0;
+}
+
+/* fdes_end per object (its header's address), from when no object was
+ * unloaded since (dlpi_subs): a header's address is only reused after an
+ * unload. 0: nothing to give back. Full: the rest are left alone. */
+#define ENDS 1024
+static struct {
+    uintptr_t hdr, end;
+} ends[ENDS];
+static unsigned long long ends_subs;
+
+static uintptr_t fdes_end_cached(uintptr_t hdr, uintptr_t len, uintptr_t seg_end)
+{
+    size_t k = (size_t)((hdr >> 4) * 0x9E3779B97F4A7C15ull >> 54); /* 10 bits: ENDS */
+    for (size_t n = 0; n < ENDS; n++, k = (k + 1) % ENDS) {
+        if (ends[k].hdr == hdr)
+            return ends[k].end;
+        if (!ends[k].hdr) {
+            ends[k].hdr = hdr;
+            return ends[k].end = fdes_end(hdr, len, seg_end);
+        }
+    }
+    return 0;
+}
+
 /* The range to give back of one object: [*lo, *hi), or 0 if none. */
 static int trim_range(const struct dl_phdr_info *info, uintptr_t page, uintptr_t *lo, uintptr_t *hi)
 {
@@ -69,14 +132,21 @@ static int trim_range(const struct dl_phdr_info *info, uintptr_t page, uintptr_t
         if (ph->p_type != PT_LOAD || eh->p_vaddr < ph->p_vaddr ||
             eh->p_vaddr >= ph->p_vaddr + ph->p_filesz)
             continue;
-        if (ph->p_flags & (PF_W | PF_X))
-            return 0; /* code may sit past the tables there, and be patched */
+        if (ph->p_flags & PF_W)
+            return 0;
+        if (has_textrel(info))
+            return 0;
         /* The first whole page after the header's start: the page it starts
          * in may hold the end of code or .rodata. Up to the end of the file
-         * data: what lies past p_filesz is not the file's. */
-        *lo = (info->dlpi_addr + eh->p_vaddr + page - 1) & ~(page - 1);
-        *hi = (info->dlpi_addr + ph->p_vaddr + ph->p_filesz) & ~(page - 1);
-        return *hi > *lo && !has_textrel(info);
+         * data: what lies past p_filesz is not the file's; in a code
+         * segment, to the last FDE's end (code may follow the tables). */
+        uintptr_t hdr = info->dlpi_addr + eh->p_vaddr;
+        uintptr_t end = info->dlpi_addr + ph->p_vaddr + ph->p_filesz;
+        if (ph->p_flags & PF_X)
+            end = fdes_end_cached(hdr, eh->p_memsz, end);
+        *lo = (hdr + page - 1) & ~(page - 1);
+        *hi = end & ~(page - 1);
+        return *hi > *lo;
     }
     return 0;
 }
@@ -103,6 +173,10 @@ static int trim_cb(struct dl_phdr_info *info, size_t size, void *arg)
     uintptr_t lo, hi;
     if (is_vdso(info, c->vdso))
         return 0;
+    if (info->dlpi_subs != ends_subs) { /* an object went: its header's address may be reused */
+        __builtin_memset(ends, 0, sizeof(ends));
+        ends_subs = info->dlpi_subs;
+    }
     if (trim_range(info, c->page, &lo, &hi))
         madvise((void *)lo, hi - lo, MADV_DONTNEED); /* a failure leaves them mapped, no more */
     return 0;

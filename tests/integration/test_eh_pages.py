@@ -8,7 +8,8 @@ libtorch_cpu's .eh_frame_hdr/.eh_frame the most). progs/eh_pages.c
 allocates from 3,840 call sites of its own, then polls its own pagemap
 until no page of its unwind tables is mapped (30 s at most: that is only
 a hang detector), then allocates from 256 new call sites, whose rules are
-read again from the page cache. Every stack is walked by both unwinders
+read again from the page cache. Also with the tables in the code segment
+(eh_pages_x, linked with -z noseparate-code). Every stack is walked by both unwinders
 (TRACKER_UNWIND_CHECK=1): giving the pages back must change no frame."""
 
 import os
@@ -20,8 +21,9 @@ from harness import eq, ge, main, unwind_clean  # noqa: E402
 CALLS = 4096
 
 
-def test_unwind_table_pages_given_back(env):
-    _, out, v = env.run([env.prog("eh_pages")], env={"TRACKER_UNWIND_CHECK": "1"}, timeout=120)
+def check(env, prog, exec_seg):
+    _, out, v = env.run([env.prog(prog)], env={"TRACKER_UNWIND_CHECK": "1"}, timeout=120)
+    eq(v.get("eh_segment_exec"), exec_seg, "unwind tables in the code segment")
     eq(v.get("calls"), CALLS, "calls")
     ge(v.get("eh_pages", 0), 8, "pages of the unwind tables (the program is big enough)")
     ge(v.get("present_after_calls", 0), 1, "pages the unwinder read")
@@ -31,6 +33,17 @@ def test_unwind_table_pages_given_back(env):
     ge(st["allocations"], CALLS, "allocations")
     unwind_clean(st, CALLS, "calls")
     eq(st["lost_events"], 0, "lost events")
+
+
+def test_unwind_table_pages_given_back(env):
+    check(env, "eh_pages", 0)
+
+
+def test_unwind_table_pages_in_code_segment_given_back(env):
+    """Linked without -z separate-code (CUDA's libraries are: their
+    tables were ~18 MB of `import torch` 2.11's peak RSS): the tables'
+    own whole pages go back, code pages never."""
+    check(env, "eh_pages_x", 1)
 
 
 if __name__ == "__main__":

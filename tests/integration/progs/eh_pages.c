@@ -13,8 +13,14 @@
  * last 256 functions are called only then: new return addresses, whose
  * rules come from the tables read again after the pages went.
  *
+ * Built twice: as eh_pages, its unwind tables in a read-only segment, and
+ * as eh_pages_x, linked with -z noseparate-code, in the code segment,
+ * where the tracker gives back only the tables' own whole pages: here,
+ * .eh_frame being the segment's last section, all but its last 16 bytes
+ * (the last FDE ends before its terminator).
+ *
  * Prints key=value lines (harness.kv): calls, eh_pages (pages in the
- * range), present_after_calls, present_final, polls,
+ * range), eh_segment_exec, present_after_calls, present_final, polls,
  * present_after_later_calls.
  */
 #include <fcntl.h>
@@ -55,6 +61,7 @@ static void (*const fns[])(void) = {P256(0) P256(1) P256(2) P256(3) P256(4) P256
                                             P256(e) P256(f)};
 
 static uintptr_t lo, hi, page;
+static int exec_seg;
 
 /* The range of this program's unwind tables, as eh_trim.c computes it. */
 static int range_cb(struct dl_phdr_info *info, size_t size, void *arg)
@@ -69,8 +76,10 @@ static int range_cb(struct dl_phdr_info *info, size_t size, void *arg)
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type == PT_LOAD && eh->p_vaddr >= ph->p_vaddr &&
             eh->p_vaddr < ph->p_vaddr + ph->p_filesz) {
+            exec_seg = (ph->p_flags & PF_X) != 0;
             lo = (info->dlpi_addr + eh->p_vaddr + page - 1) & ~(page - 1);
-            hi = (info->dlpi_addr + ph->p_vaddr + ph->p_filesz) & ~(page - 1);
+            hi = (info->dlpi_addr + ph->p_vaddr + ph->p_filesz - (exec_seg ? 16 : 0)) &
+                 ~(page - 1);
         }
     }
     return 1; /* the program itself is the first object */
@@ -115,8 +124,8 @@ int main(void)
         fns[i]();
     long again = present(fd);
     close(fd);
-    printf("calls=%zu\neh_pages=%ld\npresent_after_calls=%ld\npresent_final=%ld\npolls=%d\n"
-           "present_after_later_calls=%ld\n",
-           n, (long)((hi - lo) / page), after, now, polls, again);
+    printf("calls=%zu\neh_pages=%ld\neh_segment_exec=%d\npresent_after_calls=%ld\n"
+           "present_final=%ld\npolls=%d\npresent_after_later_calls=%ld\n",
+           n, (long)((hi - lo) / page), exec_seg, after, now, polls, again);
     return 0;
 }
