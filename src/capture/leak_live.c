@@ -182,11 +182,6 @@ static __attribute__((noinline)) int rebase(struct table *t, uint64_t seq)
 
 /* ---- Sizes of 4 GiB - 1 and more (struct bigtab) ------------------------ */
 
-static size_t big_slot(uint64_t a, size_t cap)
-{
-    return slot_of(a, cap);
-}
-
 /* The table's live entry at addr still says its size is in bigtab. */
 static int big_needed(const struct table *t, uint64_t addr)
 {
@@ -200,7 +195,7 @@ static int big_needed(const struct table *t, uint64_t addr)
 
 static void big_set(struct bigtab *b, uint64_t addr, uint64_t size)
 {
-    size_t k = big_slot(addr, b->cap);
+    size_t k = slot_of(addr, b->cap);
     while (b->v[k].addr && b->v[k].addr != addr)
         k = k + 1 == b->cap ? 0 : k + 1;
     b->n += !b->v[k].addr;
@@ -237,7 +232,7 @@ static uint64_t big_get(const struct bigtab *b, uint64_t addr)
 {
     if (!b->cap)
         return SIZE_BIG;
-    size_t k = big_slot(addr, b->cap);
+    size_t k = slot_of(addr, b->cap);
     while (b->v[k].addr && b->v[k].addr != addr)
         k = k + 1 == b->cap ? 0 : k + 1;
     return b->v[k].addr ? b->v[k].size : SIZE_BIG;
