@@ -74,7 +74,7 @@ struct del {
 struct table {
     struct ent *v;
     size_t cap, n; /* cap: any multiple of ENT_PAGE; slots by fastrange */
-    size_t lim;    /* rehash when n reaches it: cap * 3 / 4 */
+    size_t lim;    /* rehash when n reaches it: 3/4 or 7/8 of cap (trk_ltable_rehash) */
     uint64_t wm;
     uint64_t base; /* of the entries' relative seqs (struct ent) */
     struct bigtab big;
