@@ -46,6 +46,7 @@
 #include "capture/intern.h"
 #include "capture/own_mem.h"
 #include "capture/thread.h"
+#include "prim/sys.h"
 
 static uint64_t slots_max(const struct trk_intern *in)
 {
@@ -67,8 +68,12 @@ static size_t tab_bytes(unsigned words, uint64_t slots)
 static struct trk_intern_tab *tab_alloc(unsigned words, uint64_t slots)
 {
     struct trk_intern_tab *t = trk_own_map(TRK_OWN_TABLES, tab_bytes(words, slots));
-    if (t)
+    if (t) {
+        /* Probed before it is written, by readers too: its pages written
+         * first (a table fills at random, so each soon is anyway). */
+        trk_sys_prefault(t, tab_bytes(words, slots));
         t->mask = slots - 1;
+    }
     return t;
 }
 

@@ -15,6 +15,7 @@
 #include "capture/own_mem.h"
 #include "common/varint.h"
 #include "format/record.h"
+#include "prim/sys.h"
 
 /* Counted as the tracker's own memory (own_mem.h): its peak is what the
  * scan cost the process at exit. */
@@ -110,6 +111,26 @@ static void walk_end(struct ent *v, size_t cap, size_t released)
     trk_own_unmap_rest(TRK_OWN_LEAKSCAN, v, cap * sizeof(*v), released);
 }
 
+/* Prefaults (trk_sys_prefault) the pages of a fresh table up to slot k's
+ * and the next one before the rehash reads them: its probes read before
+ * they write. The walk fills the new table in order and touches ahead of
+ * it, so that the old table's pages still go back as fast as the new
+ * one's come; an entry of a run that wrapped (near the end, early in the
+ * walk) touches only its own pages (touching twice changes nothing).
+ * *pg: the pages below it are touched. */
+static inline void touch_to(struct ent *nv, size_t nc, size_t *pg, size_t k)
+{
+    size_t want = k / ENT_PAGE + 2, pages = (nc + ENT_PAGE - 1) / ENT_PAGE;
+    if (want <= *pg)
+        return;
+    size_t from = want - *pg > 16 ? want - 2 : *pg; /* a jump: its pages only */
+    if (want > pages)
+        want = pages;
+    trk_sys_prefault(nv + from * ENT_PAGE, (want - from) * ENT_PAGE * sizeof(*nv));
+    if (from == *pg)
+        *pg = want;
+}
+
 /* Rehash into a table sized for the entries still needed, so that the
  * next rehash is at least cap / 4 inserts away (amortized O(1) a put); it
  * may shrink. Up to SPARE_MAX slots (allocbench's tables, a thread's
@@ -151,12 +172,13 @@ int trk_ltable_rehash(struct table *t)
         return -1;
     uint64_t base = t->wm > t->base ? t->wm : t->base;
     int release = old > SPARE_MAX;
-    size_t released = 0;
+    size_t released = 0, touched = 0;
     for (size_t i = 0; i < old; i++) {
         const struct ent *e = &t->v[i];
         if (ent_keep(t, e)) {
             uint64_t sq = ent_seq(t, e);
             size_t k = slot_of(e->addr, nc);
+            touch_to(nv, nc, &touched, k);
             while (nv[k].addr)
                 k = k + 1 == nc ? 0 : k + 1;
             nv[k].addr = e->addr;
