@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT
  *
- * leak_table.h - the exit scan's live set, as leak_live.c keeps it (an
- * address's latest event, in a table fed by a decoder of the capture's
- * bytes) and leak_track.c feeds it (the writer's pieces as it writes them,
- * or the file read back). Private to src/capture: the decoder inlines the
- * table's calls, so both live in leak_live.c; the feeding does not.
+ * leak_table.h - the exit scan's live set: an address's latest event, in a
+ * table (leak_table.c) fed by a decoder of the capture's bytes
+ * (leak_live.c, which inlines the table's per-record operations), which
+ * leak_track.c feeds in turn (the writer's pieces as it writes them, or
+ * the file read back). Private to src/capture.
  */
 #ifndef TRK_CAPTURE_LEAK_TABLE_H
 #define TRK_CAPTURE_LEAK_TABLE_H
@@ -113,6 +113,32 @@ static inline size_t table_slots(const struct table *t)
 {
     return t->v ? t->cap : 0;
 }
+
+/* Fibonacci hashing scaled to the table (fastrange: the product's top
+ * bits times cap, cap any size); its middle bits, taken before, left runs
+ * of neighbouring heap addresses in neighbouring slots, and the probes
+ * twice as long. The slot grows with the hash whatever cap is, so a table
+ * read in slot order is read in hash order: a rehash fills the new table
+ * front to back as it reads the old one (trk_ltable_rehash). */
+static inline size_t slot_of(uint64_t a, size_t cap)
+{
+    uint64_t h = (a >> 4) * 0x9E3779B97F4A7C15ull;
+    return (size_t)(((unsigned __int128)h * cap) >> 64);
+}
+
+/* The entry's seq (struct ent), or 0 for one older than the base. */
+static inline uint64_t ent_seq(const struct table *t, const struct ent *e)
+{
+    uint32_t rel = e->seq & REL_MASK;
+    return rel ? t->base + rel - 1 : 0;
+}
+
+/* Re-bases the entries to the watermark for an event 2^31 or more past
+ * the base (struct ent). Returns -1 where seq is still that far past it (or
+ * below it: no event still to come is), and the set cannot go on. */
+int trk_ltable_rebase(struct table *t, uint64_t seq) TRK_HIDDEN;
+/* addr's exact size, before its entry says SIZE_BIG. 0, or -1 on no memory. */
+int trk_ltable_big_put(struct table *t, uint64_t addr, uint64_t size) TRK_HIDDEN;
 
 /* A table sized for what it holds (the first call makes it). Returns 0, or
  * -1 on no memory. */
