@@ -42,6 +42,7 @@
 #include "capture/eh_trim.h"
 #include "capture/events.h"
 #include "capture/thread.h"
+#include "capture/unwind.h"
 
 /* Whether the object's dynamic section asks for text relocations. */
 static int has_textrel(const struct dl_phdr_info *info)
@@ -58,41 +59,28 @@ static int has_textrel(const struct dl_phdr_info *info)
     return 0;
 }
 
-/* DWARF pointer encodings of .eh_frame_hdr that ld and lld write. */
-enum { PE_UDATA4 = 0x03, PE_PCREL_SDATA4 = 0x1b, PE_DATAREL_SDATA4 = 0x3b };
-
-static int32_t get_s32(uintptr_t a)
-{
-    int32_t v;
-    __builtin_memcpy(&v, (const void *)a, 4);
-    return v;
-}
-
 /* The end of the last FDE that .eh_frame_hdr (at hdr, len bytes) lists,
  * where .eh_frame follows it at once (at most 64 bytes of padding
  * between) and ends inside [.., seg_end): else 0. Reads the whole table:
  * once per object (ends[]). */
 static uintptr_t fdes_end(uintptr_t hdr, uintptr_t len, uintptr_t seg_end)
 {
-    const uint8_t *h = (const uint8_t *)hdr;
-    if (len < 12 || h[0] != 1 || h[1] != PE_PCREL_SDATA4 || h[2] != PE_UDATA4 ||
-        h[3] != PE_DATAREL_SDATA4)
-        return 0;
-    uintptr_t eh_frame = hdr + 4 + (uintptr_t)(intptr_t)get_s32(hdr + 4);
-    uint32_t count = (uint32_t)get_s32(hdr + 8);
-    if (eh_frame < hdr + len || eh_frame - (hdr + len) > 64 || count == 0 || (len - 12) / 8 < count)
+    const int32_t *tab;
+    uintptr_t eh_frame;
+    uint64_t count = trk_unwind_hdr_table(hdr, &tab, &eh_frame);
+    if (count == 0 || eh_frame < hdr + len || eh_frame - (hdr + len) > 64 ||
+        (uintptr_t)tab + 8 * count > hdr + len)
         return 0;
     uintptr_t last = 0;
-    for (uint32_t i = 0; i < count; i++) {
-        uintptr_t fde = hdr + (uintptr_t)(intptr_t)get_s32(hdr + 12 + 8 * (uintptr_t)i + 4);
+    for (uint64_t i = 0; i < count; i++) {
+        uintptr_t fde = hdr + (uintptr_t)(intptr_t)tab[2 * i + 1];
         if (fde > last)
             last = fde;
     }
     if (last < eh_frame || last + 4 > seg_end)
         return 0;
-    uint32_t n = (uint32_t)get_s32(last); /* 0xffffffff: a 64-bit length, never this big */
-    uintptr_t end = last + 4 + n;
-    return n != 0xffffffffu && end <= seg_end ? end : 0;
+    uintptr_t end = (uintptr_t)trk_unwind_entry_end((const uint8_t *)last);
+    return end && end <= seg_end ? end : 0;
 }
 
 /* fdes_end per object (its header's address), from when no object was

@@ -41,6 +41,14 @@ static inline uint64_t trk_ur_pack(unsigned kind, int cfa_rbp, unsigned rbp_slot
  * Returns 0 when pc is in no known module (not cached: the module table may
  * just not have caught up); never takes a lock. */
 uint64_t trk_unwind_rule_lookup(uintptr_t pc) TRK_HIDDEN;
+/* .eh_frame_hdr at hdr as the own unwinder reads it (unwind_cfi.c): the
+ * number of its (initial location, FDE) pairs, datarel sdata4 from hdr,
+ * at *tab, and .eh_frame's address in *eh_frame; 0 for a header that is
+ * not what every linker writes. trk_unwind_entry_end: the end of the CIE
+ * or FDE at p, from its length word (NULL: a terminator, or 64-bit). The
+ * unwind-table trim (eh_trim.c) reads the tables' extent with them. */
+uint64_t trk_unwind_hdr_table(uintptr_t hdr, const int32_t **tab, uintptr_t *eh_frame) TRK_HIDDEN;
+const uint8_t *trk_unwind_entry_end(const uint8_t *p) TRK_HIDDEN;
 
 /* Rebuilds the module table (dl_iterate_phdr, so never from a signal
  * handler or under the loader lock): at start and whenever the set of

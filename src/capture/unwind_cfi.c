@@ -295,20 +295,31 @@ static uintptr_t rd_ptr(struct rd *r, uint8_t enc)
     return (uintptr_t)v;
 }
 
-/* The FDE covering pc, via the sorted table of .eh_frame_hdr. */
-static const uint8_t *find_fde(uintptr_t hdr, uintptr_t pc)
+uint64_t trk_unwind_hdr_table(uintptr_t hdr, const int32_t **tab, uintptr_t *eh_frame)
 {
     const uint8_t *h = (const uint8_t *)hdr;
     /* version 1, then the FDE count (any fixed encoding) and a table of
      * datarel sdata4 pairs: what every linker writes; else libunwind. */
     if (h[0] != 1 || h[3] != 0x3b)
-        return NULL;
+        return 0;
     struct rd r = {h + 4, h + 32, 0};
-    rd_ptr(&r, h[1]);
+    uintptr_t frames = rd_ptr(&r, h[1]);
     uint64_t count = h[2] == 0xff ? 0 : rd_ptr(&r, h[2]);
-    if (r.bad || count == 0)
+    if (r.bad)
+        return 0;
+    *tab = (const int32_t *)r.p;
+    *eh_frame = frames;
+    return count;
+}
+
+/* The FDE covering pc, via the sorted table of .eh_frame_hdr. */
+static const uint8_t *find_fde(uintptr_t hdr, uintptr_t pc)
+{
+    const int32_t *tab;
+    uintptr_t eh_frame;
+    uint64_t count = trk_unwind_hdr_table(hdr, &tab, &eh_frame);
+    if (count == 0)
         return NULL;
-    const int32_t *tab = (const int32_t *)r.p;
     uint64_t lo = 0, hi = count;
     while (lo < hi) { /* first entry starting above pc */
         uint64_t mid = (lo + hi) / 2;
@@ -342,6 +353,11 @@ static const uint8_t *entry_end(const uint8_t **p)
     if (len32 == 0 || len32 == 0xffffffffu) /* terminator, 64-bit DWARF: rare */
         return NULL;
     return *p + len32;
+}
+
+const uint8_t *trk_unwind_entry_end(const uint8_t *p)
+{
+    return entry_end(&p);
 }
 
 static int parse_cie(const uint8_t *p, struct cie *c)
