@@ -69,9 +69,7 @@ __attribute__((always_inline)) static inline int table_put(struct table *t, uint
     uint64_t rel = rel_of(t, seq);
     if (rel > REL_MASK)
         return -1;
-    struct ent *e = &t->v[slot_of(addr, t->cap)], *end = t->v + t->cap;
-    while (e->addr != addr && e->addr)
-        e = e + 1 == end ? t->v : e + 1;
+    struct ent *e = ent_find(t->v, t->cap, addr);
     if (!e->addr) {
         t->n++;
         e->addr = addr;
@@ -135,9 +133,7 @@ static __attribute__((noinline)) int free_final(struct table *t, uint64_t addr, 
     uint64_t rel = rel_of(t, seq);
     if (rel > REL_MASK)
         return -1;
-    struct ent *e = &t->v[slot_of(addr, t->cap)], *end = t->v + t->cap;
-    while (e->addr != addr && e->addr)
-        e = e + 1 == end ? t->v : e + 1;
+    struct ent *e = ent_find(t->v, t->cap, addr);
     if (e->addr && (e->seq & REL_MASK) <= rel) {
         table_unlink(t->v, t->cap, e);
         t->n--;
@@ -301,9 +297,9 @@ __attribute__((always_inline)) static inline int compact_body(struct table *t,
 #define RELOAD()                                                                                   \
     do {                                                                                           \
         v = t->v;                                                                                  \
-        end = v + t->cap;                                                                          \
         room = t->lim - t->n;                                                                      \
         cap = t->cap;                                                                              \
+        end = v + cap;                                                                             \
         base1 = t->base - 1;                                                                       \
         bound = cycle ? t->bound : 0;                                                              \
     } while (0)
@@ -343,7 +339,7 @@ __attribute__((always_inline)) static inline int compact_body(struct table *t,
             rel = seq - base1;
         }
         struct ent *e = &v[slot_of(addr, cap)];
-        while (e->addr != addr && e->addr)
+        while (e->addr != addr && e->addr) /* ent_find, with end kept in a register */
             e = e + 1 == end ? v : e + 1;
         if (cycle && !(info & CT_ALLOC) && seq < bound) { /* final: see struct table */
             if (last || TRK_LIKELY(t->ndel < t->del_cap)) {

@@ -155,14 +155,13 @@ int trk_ltable_rehash(struct table *t)
     for (size_t i = 0; i < old; i++) {
         const struct ent *e = &t->v[i];
         if (ent_keep(t, e)) {
-            uint64_t sq = ent_seq(t, e);
             size_t k = slot_of(e->addr, nc);
             touch_to(nv, nc, &touched, k);
             while (nv[k].addr)
                 k = k + 1 == nc ? 0 : k + 1;
             nv[k].addr = e->addr;
             nv[k].size = e->size;
-            nv[k].seq = (e->seq & LIVE_BIT) | (uint32_t)(sq < base ? 0 : sq - base + 1);
+            nv[k].seq = ent_rebased(t, e, base);
         }
         if (release)
             walk_pass(t->v, i, &released);
@@ -189,9 +188,8 @@ int trk_ltable_rebase(struct table *t, uint64_t seq)
         return -1;
     for (size_t i = 0; i < table_slots(t); i++) {
         struct ent *e = &t->v[i];
-        uint64_t sq = ent_seq(t, e);
         if (e->addr)
-            e->seq = (e->seq & LIVE_BIT) | (uint32_t)(sq < base ? 0 : sq - base + 1);
+            e->seq = ent_rebased(t, e, base);
     }
     t->base = base;
     return 0;
@@ -204,9 +202,7 @@ static int big_needed(const struct table *t, uint64_t addr)
 {
     if (!t->v)
         return 0;
-    const struct ent *e = &t->v[slot_of(addr, t->cap)], *end = t->v + t->cap;
-    while (e->addr != addr && e->addr)
-        e = e + 1 == end ? t->v : e + 1;
+    const struct ent *e = ent_find(t->v, t->cap, addr);
     return e->addr == addr && (e->seq & LIVE_BIT) && e->size == SIZE_BIG;
 }
 

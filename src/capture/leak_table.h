@@ -133,6 +133,24 @@ static inline uint64_t ent_seq(const struct table *t, const struct ent *e)
     return rel ? t->base + rel - 1 : 0;
 }
 
+/* e's seq field re-based from the table's base to `base` (at least it,
+ * and at most REL_MASK - 1 below every seq the table holds), live bit kept. */
+static inline uint32_t ent_rebased(const struct table *t, const struct ent *e, uint64_t base)
+{
+    uint64_t sq = ent_seq(t, e);
+    return (e->seq & LIVE_BIT) | (uint32_t)(sq < base ? 0 : sq - base + 1);
+}
+
+/* The slot holding addr, or the empty slot ending its probe (linear
+ * probing over cap slots of v, wrapping). */
+static inline struct ent *ent_find(struct ent *v, size_t cap, uint64_t addr)
+{
+    struct ent *e = &v[slot_of(addr, cap)], *end = v + cap;
+    while (e->addr != addr && e->addr)
+        e = e + 1 == end ? v : e + 1;
+    return e;
+}
+
 /* Re-bases the entries to the watermark for an event 2^31 or more past
  * the base (struct ent). Returns -1 where seq is still that far past it (or
  * below it: no event still to come is), and the set cannot go on. */
