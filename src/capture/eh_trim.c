@@ -27,11 +27,13 @@
  * peak RSS, bench/results_gpu.md): only the whole pages between the
  * header's start and the end of the last FDE it lists, where .eh_frame
  * follows the header at once; code pages, which a debugger or a
- * hot-patching library may have written, are never in it. The vDSO is
- * left alone.
+ * hot-patching library may have written, are never in it. A .eh_frame in
+ * the writable segment, under PT_GNU_RELRO (trim_relro): only its pages
+ * that pagemap shows still hold the file's bytes. The vDSO is left alone.
  *
  * Must not: allocate, open descriptors (it runs on the sampler thread:
- * issue 14 item 7), or touch any other range.
+ * issue 14 item 7; pagemap is opened with the writer, fds.h), or touch any
+ * other range.
  */
 #include <elf.h>
 #include <link.h>
@@ -41,6 +43,7 @@
 
 #include "capture/eh_trim.h"
 #include "capture/events.h"
+#include "capture/fds.h"
 #include "capture/thread.h"
 #include "capture/unwind.h"
 
@@ -59,51 +62,71 @@ static int has_textrel(const struct dl_phdr_info *info)
     return 0;
 }
 
-/* The end of the last FDE that .eh_frame_hdr (at hdr, len bytes) lists,
- * where .eh_frame follows it at once (at most 64 bytes of padding
- * between) and ends inside [.., seg_end): else 0. Reads the whole table:
- * once per object (ends[]). */
-static uintptr_t fdes_end(uintptr_t hdr, uintptr_t len, uintptr_t seg_end)
+/* The PT_LOAD whose file data holds the object's address a, or NULL. */
+static const ElfW(Phdr) * load_of(const struct dl_phdr_info *info, uintptr_t a)
+{
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && a >= lo && a < lo + ph->p_filesz)
+            return ph;
+    }
+    return NULL;
+}
+
+/* Per object (its header's address): where .eh_frame starts and where the
+ * last FDE that .eh_frame_hdr lists ends (end 0: unknown), from when no
+ * object was unloaded since (dlpi_subs): a header's address is only reused
+ * after an unload. seen: the ticks that found the object (saturating).
+ * Full: the rest are left alone. */
+#define SPANS 1024
+static struct span {
+    uintptr_t hdr, frame, end;
+    unsigned seen;
+} spans[SPANS];
+static unsigned long long spans_subs;
+
+/* Reads the header's whole table, within the header (len bytes) and the
+ * file data of the segment holding .eh_frame: once per object. */
+static void span_read(const struct dl_phdr_info *info, uintptr_t len, struct span *s)
 {
     const int32_t *tab;
-    uintptr_t eh_frame;
-    uint64_t count = trk_unwind_hdr_table(hdr, &tab, &eh_frame);
-    if (count == 0 || eh_frame < hdr + len || eh_frame - (hdr + len) > 64 ||
-        (uintptr_t)tab + 8 * count > hdr + len)
-        return 0;
-    uintptr_t last = 0;
+    uintptr_t frame;
+    uint64_t count = trk_unwind_hdr_table(s->hdr, &tab, &frame);
+    const ElfW(Phdr) *seg = count ? load_of(info, frame) : NULL;
+    if (!seg || (uintptr_t)tab + 8 * count > s->hdr + len)
+        return;
+    uintptr_t seg_end = info->dlpi_addr + seg->p_vaddr + seg->p_filesz, last = 0;
     for (uint64_t i = 0; i < count; i++) {
-        uintptr_t fde = hdr + (uintptr_t)(intptr_t)tab[2 * i + 1];
+        uintptr_t fde = s->hdr + (uintptr_t)(intptr_t)tab[2 * i + 1];
         if (fde > last)
             last = fde;
     }
-    if (last < eh_frame || last + 4 > seg_end)
-        return 0;
+    if (last < frame || last + 4 > seg_end)
+        return;
     uintptr_t end = (uintptr_t)trk_unwind_entry_end((const uint8_t *)last);
-    return end && end <= seg_end ? end : 0;
+    if (end && end <= seg_end) {
+        s->frame = frame;
+        s->end = end;
+    }
 }
 
-/* fdes_end per object (its header's address), from when no object was
- * unloaded since (dlpi_subs): a header's address is only reused after an
- * unload. 0: nothing to give back. Full: the rest are left alone. */
-#define ENDS 1024
-static struct {
-    uintptr_t hdr, end;
-} ends[ENDS];
-static unsigned long long ends_subs;
-
-static uintptr_t fdes_end_cached(uintptr_t hdr, uintptr_t len, uintptr_t seg_end)
+static const struct span *span_of(const struct dl_phdr_info *info, uintptr_t hdr, uintptr_t len)
 {
-    size_t k = (size_t)((hdr >> 4) * 0x9E3779B97F4A7C15ull >> 54); /* 10 bits: ENDS */
-    for (size_t n = 0; n < ENDS; n++, k = (k + 1) % ENDS) {
-        if (ends[k].hdr == hdr)
-            return ends[k].end;
-        if (!ends[k].hdr) {
-            ends[k].hdr = hdr;
-            return ends[k].end = fdes_end(hdr, len, seg_end);
+    static const struct span none;
+    size_t k = (size_t)((hdr >> 4) * 0x9E3779B97F4A7C15ull >> 54); /* 10 bits: SPANS */
+    for (size_t n = 0; n < SPANS; n++, k = (k + 1) % SPANS) {
+        struct span *s = &spans[k];
+        if (!s->hdr) {
+            s->hdr = hdr;
+            span_read(info, len, s);
+        } else if (s->hdr != hdr) {
+            continue;
         }
+        s->seen += s->seen < 2;
+        return s;
     }
-    return 0;
+    return &none;
 }
 
 /* The range to give back of one object: [*lo, *hi), or 0 if none. */
@@ -130,8 +153,14 @@ static int trim_range(const struct dl_phdr_info *info, uintptr_t page, uintptr_t
          * segment, to the last FDE's end (code may follow the tables). */
         uintptr_t hdr = info->dlpi_addr + eh->p_vaddr;
         uintptr_t end = info->dlpi_addr + ph->p_vaddr + ph->p_filesz;
-        if (ph->p_flags & PF_X)
-            end = fdes_end_cached(hdr, eh->p_memsz, end);
+        if (ph->p_flags & PF_X) {
+            /* .eh_frame right after the header (at most 64 bytes of
+             * padding between), in this segment */
+            const struct span *sp = span_of(info, hdr, eh->p_memsz);
+            uintptr_t gap = sp->frame - (hdr + eh->p_memsz);
+            end = sp->end && sp->frame >= hdr + eh->p_memsz && gap <= 64 && sp->end <= end ? sp->end
+                                                                                           : 0;
+        }
         *lo = (hdr + page - 1) & ~(page - 1);
         *hi = end & ~(page - 1);
         return *hi > *lo;
@@ -141,7 +170,69 @@ static int trim_range(const struct dl_phdr_info *info, uintptr_t page, uintptr_t
 
 struct trim_ctx {
     uintptr_t page, vdso;
+    int pagemap; /* /proc/self/pagemap (fds.h), or -1 */
 };
+
+/* Pages of [lo, hi) that hold only the file's bytes, given back a run at a
+ * time: present and a page-cache page (pagemap.txt in the kernel's docs:
+ * bit 63 present, bit 61 file page). A page the loader relocated is an
+ * anonymous copy, and MADV_DONTNEED would throw its relocations away: it
+ * stays, as does every page whose entry cannot be read. */
+static void give_back_file_pages(const struct trim_ctx *c, uintptr_t lo, uintptr_t hi)
+{
+    uint64_t pm[256];
+    while (lo < hi) {
+        size_t n = (size_t)((hi - lo) / c->page);
+        n = n < 256 ? n : 256;
+        if (pread(c->pagemap, pm, n * 8, (off_t)(lo / c->page * 8)) != (ssize_t)(n * 8))
+            return;
+        size_t run = 0; /* file pages in a row, ending before page i */
+        for (size_t i = 0; i <= n; i++) {
+            if (i < n && (pm[i] >> 63) && (pm[i] >> 61 & 1)) {
+                run++;
+                continue;
+            }
+            if (run)
+                madvise((void *)(lo + (i - run) * c->page), run * c->page, MADV_DONTNEED);
+            run = 0;
+        }
+        lo += n * c->page;
+    }
+}
+
+/* .eh_frame in a writable segment, after the loader made it read-only
+ * (PT_GNU_RELRO): libnvrtc and libnvJitLink of CUDA 13 have it so, with
+ * .eh_frame_hdr in a read-only segment: 7 MB of `import torch` 2.11's
+ * peak RSS (bench/results_gpu.md). Such a .eh_frame is writable because
+ * some of its entries hold absolute addresses, relocated by the loader into
+ * anonymous copies of their pages: only its page-cache pages go back
+ * (give_back_file_pages), and only of an object an earlier tick saw, whose
+ * relocation is over (the loader relocates an object in the dlopen that
+ * listed it, and then makes the range read-only: no write can come later). */
+static void trim_relro(const struct dl_phdr_info *info, const struct trim_ctx *c)
+{
+    const ElfW(Phdr) *eh = NULL, *relro = NULL;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
+            eh = &info->dlpi_phdr[i];
+        if (info->dlpi_phdr[i].p_type == PT_GNU_RELRO)
+            relro = &info->dlpi_phdr[i];
+    }
+    if (!eh || !relro || c->pagemap < 0)
+        return;
+    const struct span *sp = span_of(info, info->dlpi_addr + eh->p_vaddr, eh->p_memsz);
+    const ElfW(Phdr) *seg = sp->end ? load_of(info, sp->frame) : NULL;
+    if (!seg || !(seg->p_flags & PF_W) || sp->seen < 2)
+        return;
+    /* What the loader protects: from the start's page to the end's page,
+     * rounded down (glibc's _dl_protect_relro). */
+    uintptr_t rlo = (info->dlpi_addr + relro->p_vaddr) & ~(c->page - 1);
+    uintptr_t rhi = (info->dlpi_addr + relro->p_vaddr + relro->p_memsz) & ~(c->page - 1);
+    uintptr_t lo = ((sp->frame > rlo ? sp->frame : rlo) + c->page - 1) & ~(c->page - 1);
+    uintptr_t hi = (sp->end < rhi ? sp->end : rhi) & ~(c->page - 1);
+    if (hi > lo)
+        give_back_file_pages(c, lo, hi);
+}
 
 /* The vDSO's pages are the kernel's: its ELF header is where AT_SYSINFO_EHDR
  * says, at the start of its first segment. */
@@ -161,12 +252,13 @@ static int trim_cb(struct dl_phdr_info *info, size_t size, void *arg)
     uintptr_t lo, hi;
     if (is_vdso(info, c->vdso))
         return 0;
-    if (info->dlpi_subs != ends_subs) { /* an object went: its header's address may be reused */
-        __builtin_memset(ends, 0, sizeof(ends));
-        ends_subs = info->dlpi_subs;
+    if (info->dlpi_subs != spans_subs) { /* an object went: its header's address may be reused */
+        __builtin_memset(spans, 0, sizeof(spans));
+        spans_subs = info->dlpi_subs;
     }
     if (trim_range(info, c->page, &lo, &hi))
         madvise((void *)lo, hi - lo, MADV_DONTNEED); /* a failure leaves them mapped, no more */
+    trim_relro(info, c);
     return 0;
 }
 
@@ -178,10 +270,12 @@ void trk_eh_trim_tick(struct trk_thread *t)
     if (now - last_ns < TRK_EH_TRIM_PERIOD_NS)
         return;
     last_ns = now;
-    struct trim_ctx c = {(uintptr_t)sysconf(_SC_PAGESIZE), (uintptr_t)getauxval(AT_SYSINFO_EHDR)};
-    if (c.page == 0 || (c.page & (c.page - 1)))
-        return;
-    trk_dl_enter(t); /* a fork must not catch us inside the loader's lock */
-    dl_iterate_phdr(trim_cb, &c);
-    trk_dl_leave(t);
+    struct trim_ctx c = {(uintptr_t)sysconf(_SC_PAGESIZE), (uintptr_t)getauxval(AT_SYSINFO_EHDR),
+                         trk_fd_pin(TRK_FD_PAGEMAP)};
+    if (c.page != 0 && !(c.page & (c.page - 1))) {
+        trk_dl_enter(t); /* a fork must not catch us inside the loader's lock */
+        dl_iterate_phdr(trim_cb, &c);
+        trk_dl_leave(t);
+    }
+    trk_fd_unpin(TRK_FD_PAGEMAP);
 }

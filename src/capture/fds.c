@@ -6,7 +6,7 @@
  * A program owns every descriptor number: its first open expects 3, and it
  * may close or dup2 over "everything from 3 up" (close_range, closefrom,
  * bash's `exec 3>file`, a child setting up pass_fds). So each descriptor the
- * tracker keeps (the capture, /proc/self/statm, libunwind's validation pipe)
+ * tracker keeps (the capture, /proc/self/statm and pagemap, libunwind's pipe)
  * is moved above a floor near the top of the RLIMIT_NOFILE soft limit,
  * close-on-exec, and registered here. The preload's close/close_range/
  * closefrom/dup2/dup3 hooks (hooks_fd.c) then treat a registered number as
@@ -38,8 +38,11 @@ struct fd_slot {
     ino_t ino;
 };
 
-static struct fd_slot slots[TRK_FD_ROLES] = {
-    {-1, 0, NULL, 0, 0}, {-1, 0, NULL, 0, 0}, {-1, 0, NULL, 0, 0}, {-1, 0, NULL, 0, 0}};
+static struct fd_slot slots[TRK_FD_ROLES] = {{-1, 0, NULL, 0, 0},
+                                             {-1, 0, NULL, 0, 0},
+                                             {-1, 0, NULL, 0, 0},
+                                             {-1, 0, NULL, 0, 0},
+                                             {-1, 0, NULL, 0, 0}};
 static int fd_floor;
 static __thread int tl_pinned TRK_TLS; /* this thread holds a pin: never wait for itself */
 

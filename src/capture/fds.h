@@ -11,7 +11,14 @@
  *
  * Kept high and close-on-exec, out of the program's way; the preload's
  * close/close_range/closefrom/dup2/dup3 hooks treat them as not open. */
-enum trk_fd_role { TRK_FD_CAPTURE, TRK_FD_STATM, TRK_FD_UNW_READ, TRK_FD_UNW_WRITE, TRK_FD_ROLES };
+enum trk_fd_role {
+    TRK_FD_CAPTURE,
+    TRK_FD_STATM,
+    TRK_FD_UNW_READ,
+    TRK_FD_UNW_WRITE,
+    TRK_FD_PAGEMAP, /* /proc/self/pagemap, for eh_trim.c */
+    TRK_FD_ROLES
+};
 /* Moves fd above the floor (close-on-exec) and registers it for role; copy,
  * if given, is another holder of the number kept up to date. Returns it. */
 int trk_fd_adopt(enum trk_fd_role role, int fd, int *copy) TRK_HIDDEN;

@@ -623,6 +623,11 @@ int trk_writer_start(void)
         else
             trk_fd_release(TRK_FD_STATM);
     }
+    int pm = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    if (pm >= 0)
+        trk_fd_adopt(TRK_FD_PAGEMAP, pm, NULL);
+    else
+        trk_fd_release(TRK_FD_PAGEMAP);
     atomic_store(&finished, 0);
     last_wm = 0;
     atomic_store(&writer_state, WS_RUNNING);
