@@ -74,15 +74,17 @@ static const ElfW(Phdr) * load_of(const struct dl_phdr_info *info, uintptr_t a)
     return NULL;
 }
 
-/* Per object (its header's address): where .eh_frame starts and where the
- * last FDE that .eh_frame_hdr lists ends (end 0: unknown), from when no
- * object was unloaded since (dlpi_subs): a header's address is only reused
- * after an unload. seen: the ticks that found the object (saturating).
- * Full: the rest are left alone. */
+/* Per object (its header's address), from when no object was unloaded
+ * since (dlpi_subs): a header's address is only reused after an unload.
+ * frame, end: where .eh_frame starts and where the last FDE that
+ * .eh_frame_hdr lists ends (end 0: unknown; read: looked for). relro:
+ * whether .eh_frame is in a writable segment (0 not known yet, 1 no, 2
+ * yes). seen: the ticks that found the object (saturating). Full: the rest
+ * are left alone. */
 #define SPANS 1024
 static struct span {
     uintptr_t hdr, frame, end;
-    unsigned seen;
+    uint8_t read, relro, seen;
 } spans[SPANS];
 static unsigned long long spans_subs;
 
@@ -92,6 +94,7 @@ static void span_read(const struct dl_phdr_info *info, uintptr_t len, struct spa
 {
     const int32_t *tab;
     uintptr_t frame;
+    s->read = 1;
     uint64_t count = trk_unwind_hdr_table(s->hdr, &tab, &frame);
     const ElfW(Phdr) *seg = count ? load_of(info, frame) : NULL;
     if (!seg || (uintptr_t)tab + 8 * count > s->hdr + len)
@@ -111,22 +114,19 @@ static void span_read(const struct dl_phdr_info *info, uintptr_t len, struct spa
     }
 }
 
-static const struct span *span_of(const struct dl_phdr_info *info, uintptr_t hdr, uintptr_t len)
+/* The object's entry (a new one zeroed), or NULL when the table is full. */
+static struct span *span_of(uintptr_t hdr)
 {
-    static const struct span none;
     size_t k = (size_t)((hdr >> 4) * 0x9E3779B97F4A7C15ull >> 54); /* 10 bits: SPANS */
     for (size_t n = 0; n < SPANS; n++, k = (k + 1) % SPANS) {
         struct span *s = &spans[k];
-        if (!s->hdr) {
+        if (!s->hdr)
             s->hdr = hdr;
-            span_read(info, len, s);
-        } else if (s->hdr != hdr) {
+        else if (s->hdr != hdr)
             continue;
-        }
-        s->seen += s->seen < 2;
         return s;
     }
-    return &none;
+    return NULL;
 }
 
 /* The range to give back of one object: [*lo, *hi), or 0 if none. */
@@ -156,10 +156,12 @@ static int trim_range(const struct dl_phdr_info *info, uintptr_t page, uintptr_t
         if (ph->p_flags & PF_X) {
             /* .eh_frame right after the header (at most 64 bytes of
              * padding between), in this segment */
-            const struct span *sp = span_of(info, hdr, eh->p_memsz);
-            uintptr_t gap = sp->frame - (hdr + eh->p_memsz);
-            end = sp->end && sp->frame >= hdr + eh->p_memsz && gap <= 64 && sp->end <= end ? sp->end
-                                                                                           : 0;
+            struct span *sp = span_of(hdr);
+            if (sp && !sp->read)
+                span_read(info, eh->p_memsz, sp);
+            int after = sp && sp->end && sp->frame >= hdr + eh->p_memsz &&
+                        sp->frame - (hdr + eh->p_memsz) <= 64 && sp->end <= end;
+            end = after ? sp->end : 0;
         }
         *lo = (hdr + page - 1) & ~(page - 1);
         *hi = end & ~(page - 1);
@@ -220,9 +222,28 @@ static void trim_relro(const struct dl_phdr_info *info, const struct trim_ctx *c
     }
     if (!eh || !relro || c->pagemap < 0)
         return;
-    const struct span *sp = span_of(info, info->dlpi_addr + eh->p_vaddr, eh->p_memsz);
-    const ElfW(Phdr) *seg = sp->end ? load_of(info, sp->frame) : NULL;
-    if (!seg || !(seg->p_flags & PF_W) || sp->seen < 2)
+    struct span *sp = span_of(info->dlpi_addr + eh->p_vaddr);
+    if (!sp || sp->relro == 1)
+        return;
+    sp->seen += sp->seen < 2;
+    if (!sp->relro) {
+        /* Decided from the header's first words, once, and only once an
+         * unwinder has read them (their page is mapped): reading them
+         * ourselves would map a page of every object in for nothing. */
+        const int32_t *tab;
+        uintptr_t frame;
+        uint64_t e = 0;
+        if (pread(c->pagemap, &e, 8, (off_t)(sp->hdr / c->page * 8)) != 8 || !(e >> 63))
+            return;
+        const ElfW(Phdr) *seg =
+            trk_unwind_hdr_table(sp->hdr, &tab, &frame) ? load_of(info, frame) : NULL;
+        sp->relro = seg && (seg->p_flags & PF_W) ? 2 : 1;
+        if (sp->relro == 1)
+            return;
+    }
+    if (!sp->read)
+        span_read(info, eh->p_memsz, sp);
+    if (!sp->end || sp->seen < 2)
         return;
     /* What the loader protects: from the start's page to the end's page,
      * rounded down (glibc's _dl_protect_relro). */
