@@ -3,7 +3,7 @@
 # Shared by setup.sh and test.sh; safe to run again.
 set -e
 # npm only when none is on PATH: NodeSource's nodejs bundles it and conflicts with Debian's.
-PKGS="meson ninja-build pkg-config gcc g++ libunwind-dev liblz4-dev libjemalloc-dev libgoogle-perftools-dev \
+PKGS="meson ninja-build pkg-config gcc g++ libunwind-dev liblz4-dev libzstd-dev libjemalloc-dev libgoogle-perftools-dev \
 libcmocka-dev libdw-dev libelf-dev zlib1g-dev python3 python3-dev python3-numpy valgrind perl \
 libpython3.11-testsuite strace \
 golang-go chromium nodejs clang-format\

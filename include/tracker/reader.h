@@ -34,7 +34,7 @@ struct trk_reader;
 #define TRK_READER_BUILDID_MAX       64 /* MODULE build-id bytes */
 #define TRK_READER_SEGS_MAX          16 /* MODULE segments */
 #define TRK_READER_PYFRAME_LINE_BITS 24 /* line bits of a Python frame value */
-#define TRK_READER_FORMAT_VERSION    6  /* newest capture version this reader reads */
+#define TRK_READER_FORMAT_VERSION    7  /* newest capture version this reader reads */
 
 /* Header metadata. Strings are NUL-terminated and never NULL ("" when the
  * TLV is absent). */

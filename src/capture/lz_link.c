@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
- * lz_link.c - the writer's linked LZ4 encoder (codec 3, docs/FORMAT.md §2).
+ * lz_link.c - the writer's linked encoders: LZ4 (codec 3) and zstd (codec
+ * 4, trk_lzlink_zstd), docs/FORMAT.md §2, over one history per stream.
  *
  * The writer flushes each thread's new bytes every ~10 ms, and a Python
  * program's stream hands it 1-16 KiB pieces: LZ4 on each piece alone finds
@@ -11,14 +12,20 @@
  * went from 70 to ~50 KB (bench/results_size.md), and with LZ4 HC under a
  * CPU budget (below) to ~42 KB.
  *
+ * zstd (codec 4) takes the same pieces where the writer asks for it
+ * (--python-allocators): one frame a piece whose prefix is the same history,
+ * from one static context on our own memory (zstd then never mallocs).
+ *
  * Owns: the per-stream encoder slots (mapped at a stream's first piece,
  * whichever thread writes it: a raw mmap, no malloc; never unmapped),
- * their history, and HC's CPU budget. Must not: write chunks or decide
+ * their history, the zstd context, and HC's CPU budget. Must not: write chunks or decide
  * codecs (the writer does), or run without the writer's flush lock.
  */
 #include <lz4.h>
 #include <lz4hc.h>
 #include <string.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_initStaticCCtx: no malloc in the traced process */
+#include <zstd.h>
 
 #include "capture/lz_link.h"
 #include "capture/events.h"
@@ -79,6 +86,7 @@ struct slot {
     uint32_t hlen;      /* the encoder's dictionary ends at hist + hlen */
     uint32_t dense;     /* the last piece shrank DENSE-fold or more */
     uint32_t on_hc;     /* the history is in hc, not in lz */
+    uint32_t lz_stale;  /* a zstd piece went by: lz and hc have not seen it */
     uint64_t next;      /* stream offset just after the history */
     uint64_t used;      /* the piece count at its last piece (least recently used goes) */
     LZ4_streamHC_t *hc; /* NULL until the slot's first HC piece */
@@ -163,27 +171,45 @@ static uint32_t enc_save(struct slot *s, int hc)
                          : LZ4_saveDict(&s->lz, (char *)s->hist, (int)TRK_LZ_HIST));
 }
 
-int trk_lzlink_compress(uint32_t stream, uint64_t off, const uint8_t *src, uint32_t len,
-                        uint8_t *dst, int cap, int accel)
+/* The stream's slot, history and all (NULL: no memory), after its piece
+ * count; a new stream, or one whose pieces bypassed us, starts with no
+ * history (a block that uses less than the reader's dictionary is still
+ * exact). */
+static struct slot *slot_take(uint32_t stream, uint64_t off)
 {
     int at;
     struct slot *s = slot_for(stream, &at);
     if (!s) {
         if (!(s = trk_own_map(TRK_OWN_WRITER, sizeof(*s))))
-            return -1;
+            return NULL;
         s->stream = UINT32_MAX;
         slots[at] = s;
     }
     s->used = ++pieces;
     if (s->stream != stream || s->next != off) {
-        /* A new stream, or one whose pieces bypassed us: no history (a
-         * block that uses less than the reader's dictionary is still
-         * exact). */
         LZ4_initStream(&s->lz, sizeof(s->lz));
         s->stream = stream;
         s->hlen = 0;
         s->dense = 0;
         s->on_hc = 0;
+        s->lz_stale = 0;
+    }
+    return s;
+}
+
+int trk_lzlink_compress(uint32_t stream, uint64_t off, const uint8_t *src, uint32_t len,
+                        uint8_t *dst, int cap, int accel)
+{
+    struct slot *s = slot_take(stream, off);
+    if (!s)
+        return -1;
+    if (s->lz_stale) { /* the history grew under zstd: LZ4 takes it up from the bytes */
+        uint32_t k = s->hlen < TRK_LZ_HIST ? s->hlen : TRK_LZ_HIST;
+        LZ4_initStream(&s->lz, sizeof(s->lz));
+        if (k)
+            LZ4_loadDict(&s->lz, (const char *)s->hist + s->hlen - k, (int)k);
+        s->on_hc = 0;
+        s->lz_stale = 0;
     }
     if (len < SHORT_PIECE || off < EARLY_BYTES || s->dense)
         accel = 1;
@@ -212,6 +238,60 @@ int trk_lzlink_compress(uint32_t stream, uint64_t off, const uint8_t *src, uint3
     s->next = off + len;
     s->dense = (uint32_t)n * DENSE <= len;
     return n;
+}
+
+/* zstd's level: 3 took the --python-allocators streams of bench/workloads
+ * to 1.4-3.7x smaller than linked LZ4 (py_alloc_churn's 868 MB: 102 MB
+ * under LZ4, 86 MB at level 1, 33 MB at 3), at 46-1000 MB/s depending on
+ * the stream (bench/results_size.md). */
+#define ZSTD_LEVEL 3
+/* One context for every stream (the writer's flush lock serialises them),
+ * on our own memory: 1.3 MiB at level 3, mapped at the first zstd piece. */
+static ZSTD_CCtx *zc;
+
+/* The piece's bytes after the history's, keeping at least its last
+ * TRK_LZ_HIST bytes in hist (what the reader keeps: common/lz_hist.h). */
+static void hist_append(struct slot *s, const uint8_t *src, uint32_t len)
+{
+    if (len >= TRK_LZ_HIST) {
+        memcpy(s->hist, src + len - TRK_LZ_HIST, TRK_LZ_HIST);
+        s->hlen = TRK_LZ_HIST;
+        return;
+    }
+    if (s->hlen + len > HIST_ROOM) {
+        uint32_t k = s->hlen < TRK_LZ_HIST ? s->hlen : TRK_LZ_HIST;
+        memmove(s->hist, s->hist + s->hlen - k, k);
+        s->hlen = k;
+    }
+    memcpy(s->hist + s->hlen, src, len);
+    s->hlen += len;
+}
+
+int trk_lzlink_zstd(uint32_t stream, uint64_t off, const uint8_t *src, uint32_t len, uint8_t *dst,
+                    int cap)
+{
+    if (!zc) {
+        size_t need = ZSTD_estimateCCtxSize(ZSTD_LEVEL);
+        void *m = trk_own_map(TRK_OWN_WRITER, need);
+        if (!m || !(zc = ZSTD_initStaticCCtx(m, need)) ||
+            ZSTD_isError(ZSTD_CCtx_setParameter(zc, ZSTD_c_compressionLevel, ZSTD_LEVEL)))
+            return zc = NULL, -1;
+    }
+    struct slot *s = slot_take(stream, off);
+    if (!s)
+        return -1;
+    uint32_t k = s->hlen < TRK_LZ_HIST ? s->hlen : TRK_LZ_HIST;
+    size_t n = 0;
+    if (!ZSTD_isError(ZSTD_CCtx_reset(zc, ZSTD_reset_session_only)) &&
+        (!k || !ZSTD_isError(ZSTD_CCtx_refPrefix(zc, s->hist + s->hlen - k, k)))) {
+        n = ZSTD_compress2(zc, dst, (size_t)cap, src, len);
+        n = ZSTD_isError(n) ? 0 : n;
+    }
+    /* Whatever the caller writes, the piece is in the history. */
+    hist_append(s, src, len);
+    s->lz_stale = 1;
+    s->next = off + len;
+    return (int)n;
 }
 
 void trk_lzlink_drop(uint32_t stream)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
- * lz_link.h - the writer's linked LZ4 encoder (codec 3, docs/FORMAT.md §2):
- * per stream, LZ4 state that remembers the stream's previous raw bytes.
+ * lz_link.h - the writer's linked encoders (codecs 3 and 4, docs/FORMAT.md
+ * §2): per stream, LZ4 state and the stream's previous raw bytes.
  * Called with the writer's flush lock held only.
  */
 #ifndef TRK_LZ_LINK_H
@@ -25,6 +25,12 @@
  * stored), the encoder has the piece in its history. */
 int trk_lzlink_compress(uint32_t stream, uint64_t off, const uint8_t *src, uint32_t len,
                         uint8_t *dst, int cap, int accel) TRK_HIDDEN;
+/* The same piece as one zstd frame (codec 4) whose prefix is the stream's
+ * last TRK_LZ_HIST raw bytes: its size in dst, 0 when zstd failed (the
+ * piece did not fit in cap), -1 when there is no encoder (no memory). The
+ * piece joins the stream's history either way, as above. */
+int trk_lzlink_zstd(uint32_t stream, uint64_t off, const uint8_t *src, uint32_t len, uint8_t *dst,
+                    int cap) TRK_HIDDEN;
 /* Tests: 1, HC takes every piece it may (HC_MIN) whatever its budget; -1,
  * none; 0, the budget decides (the default). */
 void trk_lzlink_hc_force(int mode) TRK_HIDDEN;

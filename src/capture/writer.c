@@ -73,6 +73,12 @@ static uint64_t chunks_written;
 static uint64_t cycle_raw; /* raw DATA bytes the current flush cycle wrote */
 static _Atomic int fail_reported;
 static int leak_scan; /* TRACKER_LEAK_SCAN, read at start */
+/* zstd, not LZ4, for the linked pieces (codec 4, lz_link.c): where Python's
+ * own allocators are traced. Their streams of object records come out
+ * 1.4-3.7x smaller under zstd; heap records of native programs gain nothing
+ * over HUF at a fraction of its speed, and import torch's default-mode
+ * stream 22% for 4x the time (bench/results_size.md). */
+static int zlink;
 
 /* glibc's count of live threads (GLIBC_PRIVATE, an unsigned int since
  * NPTL began). start_thread and main's pthread_exit decrement it, and the
@@ -234,6 +240,13 @@ static struct codec_slot {
     struct trk_huf_enc huf;
 } codec_slots[64];
 
+/* The linked encoder's block of the piece into lz_buf (lz_link.h). */
+static int link_piece(uint32_t stream, uint64_t off, const uint8_t *src, uint32_t len, int accel)
+{
+    return zlink ? trk_lzlink_zstd(stream, off, src, len, lz_buf, lz_cap)
+                 : trk_lzlink_compress(stream, off, src, len, lz_buf, lz_cap, accel);
+}
+
 /* pre: flush_lock held. Writes ring bytes [from, to) as one DATA chunk;
  * both ends lie on record boundaries because only commits publish them. */
 static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to, int compress)
@@ -261,11 +274,12 @@ static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to, int co
     /* A short piece is worth a linked LZ4 try (lz_link.c): against the
      * stream's history it shrinks as a long one does. */
     int n_link = -1;
+    unsigned link_codec = zlink ? TRK_CODEC_ZSTD_LINK : TRK_CODEC_LZ4_LINK;
     if (!*skip && len < LZ_MIN_LEN && trk_cfg.compress)
-        n_link = trk_lzlink_compress(t->stream, from, src, (uint32_t)len, lz_buf, lz_cap, 1);
+        n_link = link_piece(t->stream, from, src, (uint32_t)len, 1);
     if (n_link > 0 && (uint64_t)n_link <= len - len / LZ_MIN_GAIN)
         return write_chunk(TRK_CHUNK_DATA, t->stream, lz_buf, (uint32_t)n_link, (uint32_t)len,
-                           TRK_CODEC_LZ4_LINK, from);
+                           link_codec, from);
     if (*skip || len < LZ_MIN_LEN || !trk_cfg.compress) {
         /* Stored straight from the ring: the bytes stay put until consumed
          * moves past them, which happens only after this write. Not tried
@@ -284,12 +298,11 @@ static int write_stream(struct trk_thread *t, uint64_t from, uint64_t to, int co
     uint8_t *run = &cs->huf_run;
     int huf_ok = compress && len >= HUF_MIN_LEN;
     uint64_t lz = len;
-    unsigned lz_codec = TRK_CODEC_LZ4_LINK;
+    unsigned lz_codec = link_codec;
     if (!*run || !huf_ok) {
-        /* Linked first (codec 3): a piece of a loop repeats its
+        /* Linked first (codec 3 or 4): a piece of a loop repeats its
          * predecessor. */
-        int n = trk_lzlink_compress(t->stream, from, src, (uint32_t)len, lz_buf, lz_cap,
-                                    trk_cfg.lz4_accel);
+        int n = link_piece(t->stream, from, src, (uint32_t)len, trk_cfg.lz4_accel);
         if (n < 0) {
             lz_codec = TRK_CODEC_LZ4;
             n = LZ4_compress_fast_extState(lz_state, (const char *)src, (char *)lz_buf, (int)len,
@@ -610,6 +623,7 @@ int trk_writer_start(void)
     }
     nthreads_resolve();
     leak_scan = (int)trk_env_long(TRK_ENV_LEAK_SCAN);
+    zlink = (int)trk_env_long(TRK_ENV_PYTHON_ALLOCATORS);
     if (leak_scan)
         trk_ltrack_start();
     /* Opened here, on the program's thread (constructor, fork child), not

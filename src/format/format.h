@@ -21,14 +21,14 @@
 /* The format version. Bump it when a reader of the previous version would
  * misread a new file; readers refuse files whose version is newer than theirs,
  * naming both versions. */
-#define TRK_FMT_VERSION 6
+#define TRK_FMT_VERSION 7
 /* The oldest version this reader still reads: version 2 only added records
  * (Python frames, imports, marks) and allocator ids, version 3 the C++
  * allocator ids and the FORK header TLV, version 4 the compact heap records
  * (tags 0x80..0xFF, unused before), version 5 the node records (tags
  * 0x18..0x1C, unused before), version 6 the linked LZ4 codec (codec 3,
- * unused before), so a file of any version is a valid file of every later
- * one. */
+ * unused before), version 7 the linked zstd codec (codec 4, unused
+ * before), so a file of any version is a valid file of every later one. */
 #define TRK_FMT_VERSION_MIN 1
 
 /* ---- File header -------------------------------------------------------
@@ -120,7 +120,13 @@ enum trk_codec {
     /* one LZ4 block whose dictionary is the stream's raw bytes just before
      * it, at most TRK_LZ_HIST of them (common/lz_hist.h); since version 6 */
     TRK_CODEC_LZ4_LINK = 3,
+    /* one zstd frame whose raw-content prefix is that same history (at most
+     * TRK_LZ_HIST bytes); since version 7 */
+    TRK_CODEC_ZSTD_LINK = 4,
 };
+/* A codec-4 frame's window, at most: a chunk's largest raw_len
+ * (TRK_CHUNK_RAW_MAX) and its history. */
+#define TRK_ZSTD_WINDOW_LOG 25
 
 /* END payload: varints end_ts, reason, chunks, lost, streams, in this order.
  * Readers ignore extra trailing bytes. */

@@ -9,6 +9,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <zstd.h>
 
 #include "common/lz_hist.h"
 #include "common/varint.h"
@@ -589,7 +590,7 @@ static void decode_records(struct trk_reader *r, struct trk_stream *s, const uin
         trk_merge_push(r, (size_t)(s - r->streams));
 }
 
-/* The next piece may be codec 3 (FORMAT.md §2), whatever this one's codec
+/* The next piece may be codec 3 or 4 (FORMAT.md §2), whatever this one's codec
  * was: the stream's last 64 KiB are kept, in a buffer that grows with the
  * stream (a capture of 10,000 short threads holds 10,000 histories). */
 static int hist_push(struct trk_stream *s, const uint8_t *data, size_t len)
@@ -687,6 +688,8 @@ void trk_decode_free(struct trk_reader *r)
         r->names = n;
     }
     free(r->raw);
+    ZSTD_freeDCtx(r->zstd);
+    r->zstd = NULL;
     r->streams = NULL;
     r->nstreams = 0;
 }

@@ -8,6 +8,7 @@
 #include <lz4.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zstd.h>
 
 #include "common/huf.h"
 #include "common/varint.h"
@@ -106,6 +107,27 @@ static void handle_end(struct trk_reader *r, const uint8_t *p, size_t len)
     }
 }
 
+/* Codec 4: one zstd frame, decoded against the stream's history as a raw
+ * prefix to exactly raw_len bytes. Windows beyond a chunk's largest size
+ * are refused, so a damaged frame header cannot ask for more memory. */
+static int zstd_piece(struct trk_reader *r, const struct trk_chunk *c, const uint8_t *dict,
+                      size_t dict_len)
+{
+    ZSTD_DCtx *z = r->zstd;
+    if (!z) {
+        if (!(z = ZSTD_createDCtx()) ||
+            ZSTD_isError(ZSTD_DCtx_setParameter(z, ZSTD_d_windowLogMax, TRK_ZSTD_WINDOW_LOG))) {
+            ZSTD_freeDCtx(z);
+            return -1;
+        }
+        r->zstd = z;
+    }
+    if (ZSTD_isError(ZSTD_DCtx_refPrefix(z, dict_len ? dict : NULL, dict_len)))
+        return -1;
+    size_t n = ZSTD_decompressDCtx(z, r->raw, c->raw_len, c->payload, c->stored_len);
+    return ZSTD_isError(n) || n != c->raw_len ? -1 : 0;
+}
+
 /* Returns the chunk's raw payload, decompressing into r->raw; NULL when the
  * chunk is unusable despite its good CRC (counted as a bad chunk). */
 static const uint8_t *chunk_payload(struct trk_reader *r, const struct trk_chunk *c,
@@ -116,10 +138,10 @@ static const uint8_t *chunk_payload(struct trk_reader *r, const struct trk_chunk
             goto bad;
         return c->payload;
     }
-    /* Codec 3 (version 6) needs its stream's history: DATA only, decoded
-     * in handle_chunk. */
+    /* Codecs 3 and 4 (versions 6, 7) need their stream's history: DATA
+     * only, decoded in handle_chunk. */
     if (c->codec != TRK_CODEC_LZ4 && c->codec != TRK_CODEC_HUF &&
-        !(c->codec == TRK_CODEC_LZ4_LINK && dict))
+        !((c->codec == TRK_CODEC_LZ4_LINK || c->codec == TRK_CODEC_ZSTD_LINK) && dict))
         goto bad;
     if (c->raw_len > r->raw_cap) {
         size_t cap = r->raw_cap ? r->raw_cap : 1u << 20;
@@ -138,6 +160,11 @@ static const uint8_t *chunk_payload(struct trk_reader *r, const struct trk_chunk
     }
     if (c->codec == TRK_CODEC_HUF) {
         if (trk_huf_decode(c->payload, c->stored_len, r->raw, c->raw_len) < 0)
+            goto bad;
+        return r->raw;
+    }
+    if (c->codec == TRK_CODEC_ZSTD_LINK) {
+        if (zstd_piece(r, c, dict, dict_len) < 0)
             goto bad;
         return r->raw;
     }
@@ -182,7 +209,8 @@ static void handle_chunk(struct trk_reader *r, struct trk_chunk *c)
     case TRK_CHUNK_DATA: {
         const uint8_t *dict = NULL;
         size_t dict_len = 0;
-        if (c->codec == TRK_CODEC_LZ4_LINK && r->info.version >= 6) {
+        if ((c->codec == TRK_CODEC_LZ4_LINK && r->info.version >= 6) ||
+            (c->codec == TRK_CODEC_ZSTD_LINK && r->info.version >= 7)) {
             /* No history to decode it against: not a bad chunk, a piece
              * of a stream already broken or after a gap. An empty history
              * is a valid dictionary (a stream's first piece). */

@@ -66,8 +66,8 @@ struct trk_stream {
     struct trk_event *q; /* pending events, [qhead, qtail) in seq order */
     size_t qhead, qtail, qcap;
     bool in_heap; /* has an entry in the merge heap */
-    /* version 6: the last raw bytes, which a codec-3 piece is decoded
-     * against (common/lz_hist.h); hist_cap grows to TRK_LZ_HIST */
+    /* version 6: the last raw bytes, which a codec-3 or codec-4 piece is
+     * decoded against (common/lz_hist.h); hist_cap grows to TRK_LZ_HIST */
     uint8_t *hist;
     uint32_t hist_len, hist_cap;
 };
@@ -111,6 +111,7 @@ struct trk_reader {
 
     uint8_t *raw; /* decompression buffer */
     size_t raw_cap;
+    void *zstd; /* the codec-4 decoder (a ZSTD_DCtx), made at the first such chunk */
 
     struct trk_stream *streams;
     size_t nstreams, streams_cap;

@@ -31,7 +31,7 @@ import sys
 import tempfile
 
 MAX_FILE = 64 << 10
-FMT_VERSION = 6  # the newest version the reader reads (TRK_FMT_VERSION)
+FMT_VERSION = 7  # the newest version the reader reads (TRK_FMT_VERSION)
 HEAD = 32
 MAGIC = b"\x89TRK\r\n\x1a\n"
 DATA, WATERMARK, END = 1, 2, 3

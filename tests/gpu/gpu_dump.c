@@ -18,6 +18,7 @@
  * it allocates freely and exits 1 on any error.
  */
 #include <lz4.h>
+#include <zstd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,17 @@ static int read_chunks(const char *path)
                     (const char *)payload, (char *)raw, (int)stored, (int)sizeof(raw),
                     s->len ? (const char *)s->buf + s->len - hl : NULL, (int)hl);
                 if (n < 0 || (uint32_t)n != rawlen || le64(h + 24) != s->len) {
+                    free(file);
+                    return -1;
+                }
+                payload = raw;
+            } else if (h[5] == TRK_CODEC_ZSTD_LINK) { /* the same history, as a prefix */
+                static ZSTD_DCtx *z;
+                size_t hl = s->len < 65536 ? s->len : 65536, n = 0;
+                if ((z || (z = ZSTD_createDCtx())) &&
+                    !ZSTD_isError(ZSTD_DCtx_refPrefix(z, hl ? s->buf + s->len - hl : NULL, hl)))
+                    n = ZSTD_decompressDCtx(z, raw, sizeof(raw), payload, stored);
+                if (!z || ZSTD_isError(n) || n != rawlen || le64(h + 24) != s->len) {
                     free(file);
                     return -1;
                 }

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """test_compress.py - how the writer stores thread streams (docs/FORMAT.md
 §2, §4.1): a heap-heavy run gets compressed chunks (LZ4, linked since
-format 6, or HUF, whichever is smaller, each at least 1/16 smaller than its raw piece) by default and
+format 6, linked zstd under --python-allocators since format 7, or HUF, whichever is smaller, each at least 1/16 smaller than its raw piece) by default and
 only stored ones with TRACKER_COMPRESS=0, and both read back to the same
 exact counts; its heap events use the compact records of format 4."""
 
@@ -14,14 +14,14 @@ from harness import check, eq, ge, main  # noqa: E402
 from test_format import chunks  # noqa: E402
 
 DATA = 1
-STORED, LZ4, HUF, LINK = 0, 1, 2, 3
+STORED, LZ4, HUF, LINK, ZLINK = 0, 1, 2, 3, 4
 N = 200000
 
 
 def codecs(path):
     with open(path, "rb") as f:
         data = bytearray(f.read())
-    eq(data[8], 6, "format version")
+    eq(data[8], 7, "format version")
     out = []
     for c in chunks(data):
         if c["type"] != DATA:

@@ -31,8 +31,8 @@ from harness import Skip, check, eq, main  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 GOLDEN = os.path.join(HERE, "..", "golden")
 CORPUS = os.path.join(HERE, "..", "fuzz", "corpus", "reader")
-VERSIONS = (1, 2, 3, 4, 5, 6)
-READER_VERSION = 6
+VERSIONS = (1, 2, 3, 4, 5, 6, 7)
+READER_VERSION = 7
 DATA, WATERMARK, END = 1, 2, 3
 
 _T = []

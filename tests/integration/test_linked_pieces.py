@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """test_linked_pieces.py - format 6's linked LZ4 (codec 3, docs/FORMAT.md
-§2): a program that runs the same loop in rounds, each flushed as its own
+§2), and format 7's linked zstd (codec 4, under --python-allocators): a program that runs the same loop in rounds, each flushed as its own
 piece, gets its later pieces as linked blocks (an offset past 0: decoded
 against the stream's earlier bytes) that shrink to a fraction of the first,
 and the capture reads back to the same exact counts as a stored one. A
@@ -13,14 +13,15 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import check, eq, ge, main  # noqa: E402
-from test_compress import DATA, LINK, codecs  # noqa: E402
+from test_compress import DATA, LINK, ZLINK, codecs  # noqa: E402
 from test_format import chunks  # noqa: E402
 
 ROUNDS, N = 12, 500  # ~3 KB of heap records a round, 100 ms apart
 
 
-def run(env, extra_env):
-    _, out, _ = env.run([env.prog("linked_pieces"), str(ROUNDS), str(N), "100"], env=extra_env)
+def run(env, extra_env, extra=()):
+    _, out, _ = env.run([env.prog("linked_pieces"), str(ROUNDS), str(N), "100"], env=extra_env,
+                        extra=extra)
     st = env.stats(out)
     ge(st["allocations"], ROUNDS * N, "allocations")
     eq(st["lost_events"], 0, "lost events")
@@ -29,13 +30,13 @@ def run(env, extra_env):
     return st, out
 
 
-def linked_rounds(data):
+def linked_rounds(data, codec=LINK):
     """{stream: [(stored, raw)]} of the linked pieces past offset 0 of at
     least 1 KiB, in file order (the sampler's, RSS records, are a few dozen
     bytes each)."""
     per = {}
     for c in chunks(data):
-        if c["type"] == DATA and data[c["off"] + 5] == LINK and c["arg"] > 0:
+        if c["type"] == DATA and data[c["off"] + 5] == codec and c["arg"] > 0:
             raw = struct.unpack_from("<I", data, c["off"] + 16)[0]
             if raw >= 1024:
                 per.setdefault(c["stream"], []).append((c["stored"], raw))
@@ -43,9 +44,23 @@ def linked_rounds(data):
 
 
 def test_rounds_linked(env):
-    st, out = run(env, None)
+    rounds_linked(env, None, LINK)
+
+
+def test_rounds_linked_zstd(env):
+    """Format 7: where Python's own allocators are traced the writer's
+    linked pieces are zstd frames (codec 4) against the same history; the
+    rounds shrink as under LZ4 and the capture reads back to the same exact
+    counts as a stored one (the option alone picks the codec: this
+    program is not Python)."""
+    cs, _ = rounds_linked(env, None, ZLINK, ["--python-allocators"])
+    check(LINK not in cs, "no linked LZ4 piece beside zstd: %s" % sorted(set(cs)))
+
+
+def rounds_linked(env, extra_env, codec, extra=()):
+    st, out = run(env, extra_env, extra)
     cs, data = codecs(out)
-    per = linked_rounds(data)
+    per = linked_rounds(data, codec)
     # The program's own thread made the rounds: its stream has the most bytes.
     main_stream = max(per, key=lambda s: sum(raw for _, raw in per[s])) if per else None
     rounds = per.get(main_stream, [])
@@ -60,9 +75,10 @@ def test_rounds_linked(env):
           "linked pieces past offset 0 of the program's stream: %s" % per)
     for n, raw in rounds:
         check(n * 8 < raw, "a round against the rounds before it: %d of %d bytes" % (n, raw))
-    st0, out0 = run(env, {"TRACKER_COMPRESS": "0"})
+    st0, out0 = run(env, dict(extra_env or {}, TRACKER_COMPRESS="0"), extra)
     for k in ("allocations", "frees", "bytes_allocated", "leaked_bytes", "peak_heap_bytes"):
         eq(st[k], st0[k], "same %s either way" % k)
+    return cs, data
 
 
 

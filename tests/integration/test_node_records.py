@@ -45,7 +45,7 @@ print("ran=1")
 def streams(path):
     with open(path, "rb") as f:
         data = f.read()
-    eq(struct.unpack_from("<H", data, 8)[0], 6, "format version")
+    eq(struct.unpack_from("<H", data, 8)[0], 7, "format version")
     i = struct.unpack_from("<I", data, 12)[0]
     out = {}
     while i + 32 <= len(data):

@@ -7,8 +7,8 @@
  * reads at most 8 and leaves longer ones to the exact one), compact and long
  * forms, reallocs, Python's blocks (never heap blocks), the node records of
  * new stacks between them (every form), and enough addresses to rehash the
- * table across watermarks. Stored and HUF pieces both, read back from the
- * file, and the same pieces handed over as the writer hands them while it
+ * table across watermarks. Stored, HUF and linked zstd (codec 4) pieces,
+ * read back from the file, and the same pieces handed over as the writer hands them while it
  * writes (trk_ltrack_*), which the scan then collects: also in the writer's
  * cycles (trk_ltrack_cycle), where a FREE below the cycle's bound removes
  * its address at once, and a later piece of the cycle must still see it
@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "capture/leakscan.h"
+#include "capture/lz_link.h"
 #include "common/huf.h"
 #include "common/varint.h"
 #include "format/format.h"
@@ -38,6 +39,7 @@
 #define ROUND    700 /* events between watermarks */
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static int zstd_chunks; /* codec-4 chunks written */
 
 static uint64_t next(void)
 {
@@ -237,8 +239,16 @@ static void write_capture(struct file *f, int huf, int track)
                 continue;
             if (track)
                 trk_ltrack_piece(s + 1, off[s], piece, len);
-            size_t h = huf ? trk_huf_encode(piece, len, packed, sizeof packed) : 0;
-            if (h)
+            /* huf 2: codec 4, each piece against its stream's history */
+            int z = huf == 2 ? trk_lzlink_zstd(s + 1, off[s], piece, len, packed,
+                                               (int)sizeof packed)
+                             : 0;
+            size_t h = huf == 1 ? trk_huf_encode(piece, len, packed, sizeof packed) : 0;
+            zstd_chunks += z > 0;
+            if (z > 0)
+                chunk(f, TRK_CHUNK_DATA, TRK_CODEC_ZSTD_LINK, s + 1, packed, (uint32_t)z, len,
+                      off[s]);
+            else if (h)
                 chunk(f, TRK_CHUNK_DATA, TRK_CODEC_HUF, s + 1, packed, (uint32_t)h, len, off[s]);
             else
                 chunk(f, TRK_CHUNK_DATA, TRK_CODEC_STORED, s + 1, piece, len, len, off[s]);
@@ -288,6 +298,13 @@ static void test_huf(void **unused)
     check(1, 0);
 }
 
+static void test_zstd(void **unused)
+{
+    (void)unused;
+    check(2, 0);
+    assert_true(zstd_chunks > 10);
+}
+
 static void test_kept_by_writer(void **unused)
 {
     (void)unused;
@@ -327,6 +344,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stored),
         cmocka_unit_test(test_huf),
+        cmocka_unit_test(test_zstd),
         cmocka_unit_test(test_kept_by_writer),
         cmocka_unit_test(test_kept_in_cycles),
         cmocka_unit_test(test_kept_in_cycles_one_stream),

@@ -14,7 +14,9 @@
  * later pieces shrink to a fraction of what they shrink to alone. The encoder is fast LZ4's or, while its CPU
  * budget lasts, LZ4 HC's (the same block format): both hand the history to
  * each other, a stream's first bytes get the thorough fast setting, and the
- * budget runs out.
+ * budget runs out. The zstd encoder of format 7 (codec 4, trk_lzlink_zstd)
+ * gives frames that decode against the same history as a raw prefix,
+ * alone and taking turns with LZ4 on one stream.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +28,7 @@
 #include <cmocka.h>
 #include <lz4.h>
 #include <lz4hc.h>
+#include <zstd.h>
 
 #include "capture/lz_link.h"
 #include "common/lz_hist.h"
@@ -307,6 +310,72 @@ static void test_hc_history(void **unused)
     assert_true(round_trip(&ra, 7, piece, 20000) < 120);
 }
 
+static int z_needed_hist; /* frames that could not decode without the history */
+
+/* round_trip for codec 4: a zstd frame, decoded with the reader's history
+ * as its prefix; lz4 1 sends the piece through the LZ4 encoder instead. */
+static int round_trip_z(struct rd *r, uint32_t id, const uint8_t *p, uint32_t n, int lz4)
+{
+    if (lz4)
+        return round_trip(r, id, p, n);
+    static ZSTD_DCtx *d;
+    if (!d)
+        d = ZSTD_createDCtx();
+    int z = trk_lzlink_zstd(id, r->off, p, n, zbuf, (int)sizeof zbuf);
+    assert_true(z > 0);
+    assert_false(ZSTD_isError(ZSTD_DCtx_refPrefix(d, r->len ? r->hist : NULL, r->len)));
+    size_t got = ZSTD_decompressDCtx(d, back, n, zbuf, (size_t)z);
+    assert_int_equal(got, n);
+    assert_memory_equal(back, p, n);
+    /* A frame that used the history (smaller than the piece alone makes)
+     * does not decode without it. */
+    static uint8_t alone[LZ4_COMPRESSBOUND(200000)];
+    size_t a = ZSTD_compress(alone, sizeof alone, p, n, 1);
+    if (r->len && !ZSTD_isError(a) && (size_t)z + 16 < a) {
+        z_needed_hist++;
+        got = ZSTD_decompressDCtx(d, back, n, zbuf, (size_t)z);
+        assert_true(ZSTD_isError(got) || memcmp(back, p, n) != 0);
+    }
+    trk_lz_hist_push(r->hist, &r->len, p, n);
+    r->off += n;
+    return z;
+}
+
+static void test_zstd_pieces(void **unused)
+{
+    (void)unused;
+    memset(&ra, 0, sizeof ra);
+    trk_lzlink_fork_child();
+    loop_piece(piece, 3000, 0);
+    int first = round_trip_z(&ra, 7, piece, 3000, 0);
+    int later = 0;
+    for (uint32_t k = 1; k < 6; k++) {
+        loop_piece(piece, 3000, k);
+        later = round_trip_z(&ra, 7, piece, 3000, 0);
+    }
+    assert_true(later * 4 < first); /* the loop's later pieces find the earlier ones */
+    /* A long piece, then short ones, then LZ4 and zstd taking turns: each
+     * encoder starts from the history the other left. */
+    for (uint32_t i = 0; i < 150000; i++)
+        piece[i] = (uint8_t)(i * 2654435761u >> 24);
+    round_trip_z(&ra, 7, piece, 150000, 0);
+    for (uint32_t k = 0; k < 8; k++) {
+        loop_piece(piece, 700 + 100 * k, 20 + k);
+        round_trip_z(&ra, 7, piece, 700 + 100 * k, k & 1);
+    }
+    loop_piece(piece, 900, 30);
+    round_trip_z(&ra, 7, piece, 900, 0);
+    assert_true(round_trip_z(&ra, 7, piece, 900, 0) < 40); /* the same again */
+    /* A piece that bypassed the encoders: the offset tells them. */
+    loop_piece(piece, 300, 40);
+    trk_lz_hist_push(ra.hist, &ra.len, piece, 300);
+    ra.off += 300;
+    loop_piece(piece, 2000, 41);
+    round_trip_z(&ra, 7, piece, 2000, 0);
+    round_trip_z(&ra, 7, piece, 2000, 1);
+    assert_true(z_needed_hist >= 5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -318,6 +387,7 @@ int main(void)
         cmocka_unit_test(test_early_bytes_thorough),
         cmocka_unit_test(test_hc_budget),
         cmocka_unit_test(test_hc_history),
+        cmocka_unit_test(test_zstd_pieces),
     };
     trk_lzlink_hc_force(-1); /* fast LZ4 only, but where a test says */
     return cmocka_run_group_tests(tests, NULL, NULL);
