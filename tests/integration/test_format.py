@@ -225,6 +225,37 @@ def test_reserved_chunk_fields_skip_the_chunk(env):
     eq((st["bad_chunks"], st["truncated"]), (1, True), "END with reserved bits")
 
 
+def test_codec4_damage(env):
+    """A damaged codec-4 (linked zstd) piece is a bad chunk that breaks its
+    stream, read past with no crash: a frame whose magic or header was hit,
+    or whose raw_len is off by one; and a codec-4 chunk in a version-6
+    file, where the codec did not exist yet (FORMAT.md §2)."""
+    clean = env.stats(os.path.join(GOLDEN, "v7.bin"))
+    data = golden(7)
+    z = [c for c in chunks(data) if c["type"] == DATA and data[c["off"] + 5] == 4]
+    eq(len(z), 1, "golden v7: its main stream's piece is codec 4")
+    c = z[0]
+
+    def damaged(label, edit, src=7, pick=None):
+        d = golden(src)
+        ch = pick(d) if pick else c
+        edit(d, ch)
+        st = env.stats(write(env, label, reseal_chunk(d, ch)), allow_truncated=True)
+        eq((st["bad_chunks"], st["broken_streams"], st["checksum_failures"]), (1, 1, 0),
+           "%s: (bad chunks, broken streams, checksum failures)" % label)
+        check(st["allocations"] < clean["allocations"], "%s: its events are not read" % label)
+
+    def flip(at):
+        return lambda d, ch: d.__setitem__(ch["off"] + 32 + at, d[ch["off"] + 32 + at] ^ 0x55)
+
+    damaged("zstd_magic", flip(0))
+    damaged("zstd_frame_header", flip(4))
+    damaged("raw_len", lambda d, ch: struct.pack_into(
+        "<I", d, ch["off"] + 16, struct.unpack_from("<I", d, ch["off"] + 16)[0] + 1))
+    damaged("v6_codec4", lambda d, ch: d.__setitem__(ch["off"] + 5, 4), src=6,
+            pick=lambda d: [x for x in chunks(d) if x["type"] == DATA and d[x["off"] + 5] == 3][0])
+
+
 def test_third_party_build(env):
     """A program outside the project builds against the staged install of
     the reader library alone and reads the newest golden capture."""
