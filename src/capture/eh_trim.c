@@ -138,36 +138,28 @@ static int trim_range(const struct dl_phdr_info *info, uintptr_t page, uintptr_t
             eh = &info->dlpi_phdr[i];
     if (!eh)
         return 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD || eh->p_vaddr < ph->p_vaddr ||
-            eh->p_vaddr >= ph->p_vaddr + ph->p_filesz)
-            continue;
-        if (ph->p_flags & PF_W)
-            return 0;
-        if (has_textrel(info))
-            return 0;
-        /* The first whole page after the header's start: the page it starts
-         * in may hold the end of code or .rodata. Up to the end of the file
-         * data: what lies past p_filesz is not the file's; in a code
-         * segment, to the last FDE's end (code may follow the tables). */
-        uintptr_t hdr = info->dlpi_addr + eh->p_vaddr;
-        uintptr_t end = info->dlpi_addr + ph->p_vaddr + ph->p_filesz;
-        if (ph->p_flags & PF_X) {
-            /* .eh_frame right after the header (at most 64 bytes of
-             * padding between), in this segment */
-            struct span *sp = span_of(hdr);
-            if (sp && !sp->read)
-                span_read(info, eh->p_memsz, sp);
-            int after = sp && sp->end && sp->frame >= hdr + eh->p_memsz &&
-                        sp->frame - (hdr + eh->p_memsz) <= 64 && sp->end <= end;
-            end = after ? sp->end : 0;
-        }
-        *lo = (hdr + page - 1) & ~(page - 1);
-        *hi = end & ~(page - 1);
-        return *hi > *lo;
+    uintptr_t hdr = info->dlpi_addr + eh->p_vaddr;
+    const ElfW(Phdr) *ph = load_of(info, hdr);
+    if (!ph || (ph->p_flags & PF_W) || has_textrel(info))
+        return 0;
+    /* The first whole page after the header's start: the page it starts in
+     * may hold the end of code or .rodata. Up to the end of the file data:
+     * what lies past p_filesz is not the file's; in a code segment, to the
+     * last FDE's end (code may follow the tables). */
+    uintptr_t end = info->dlpi_addr + ph->p_vaddr + ph->p_filesz;
+    if (ph->p_flags & PF_X) {
+        /* .eh_frame right after the header (at most 64 bytes of padding
+         * between), in this segment */
+        struct span *sp = span_of(hdr);
+        if (sp && !sp->read)
+            span_read(info, eh->p_memsz, sp);
+        int after = sp && sp->end && sp->frame >= hdr + eh->p_memsz &&
+                    sp->frame - (hdr + eh->p_memsz) <= 64 && sp->end <= end;
+        end = after ? sp->end : 0;
     }
-    return 0;
+    *lo = (hdr + page - 1) & ~(page - 1);
+    *hi = end & ~(page - 1);
+    return *hi > *lo;
 }
 
 struct trim_ctx {

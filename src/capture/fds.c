@@ -132,6 +132,15 @@ void trk_fd_release(enum trk_fd_role role)
         trk_fd_raw_close(fd);
 }
 
+void trk_fd_open_proc(enum trk_fd_role role, const char *path)
+{
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0)
+        trk_fd_adopt(role, fd, NULL);
+    else
+        trk_fd_release(role);
+}
+
 int trk_fd_get(enum trk_fd_role role)
 {
     return atomic_load_explicit(&slots[role].fd, memory_order_acquire);

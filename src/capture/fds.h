@@ -23,6 +23,9 @@ enum trk_fd_role {
  * if given, is another holder of the number kept up to date. Returns it. */
 int trk_fd_adopt(enum trk_fd_role role, int fd, int *copy) TRK_HIDDEN;
 void trk_fd_release(enum trk_fd_role role) TRK_HIDDEN; /* closes and forgets */
+/* Opens path read-only as role's file (adopted), or releases role where it
+ * cannot be opened. On the program's thread only (issue 14 item 7). */
+void trk_fd_open_proc(enum trk_fd_role role, const char *path) TRK_HIDDEN;
 int trk_fd_get(enum trk_fd_role role) TRK_HIDDEN;
 int trk_fd_role_of(int fd) TRK_HIDDEN; /* the role of a registered number, else -1 */
 /* A user of the number: between pin and unpin it is never handed to the program. */

@@ -12,14 +12,13 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_createDCtx_advanced: no malloc here */
-#include <zstd.h>
 
 #include "capture/leak_table.h"
 #include "capture/leakscan.h"
 #include "common/huf.h"
 #include "common/lz_hist.h"
 #include "common/varint.h"
+#include "common/zlink.h"
 #include "format/format.h"
 #include "prim/sys.h"
 
@@ -98,12 +97,11 @@ static int read_at(int fd, void *buf, size_t len, uint64_t off)
 struct bufs {
     uint8_t *stored, *raw;
     size_t stored_cap, raw_cap;
-    void *zstd; /* the codec-4 decoder (a ZSTD_DCtx), at the first such chunk */
+    void *zstd; /* the codec-4 decoder (common/zlink.h), at the first such chunk */
 };
 
-/* zstd's memory for the decoder, raw mappings with their length ahead:
- * referencing a prefix makes a dictionary object, which a static context
- * would malloc (zstd 1.5). Only the exit scan's read-back comes here. */
+/* The codec-4 decoder's memory (common/zlink.h): raw mappings with their
+ * length ahead. Only the exit scan's read-back comes here. */
 static void *zmem_alloc(void *opaque, size_t n)
 {
     (void)opaque;
@@ -119,25 +117,6 @@ static void zmem_free(void *opaque, void *q)
     (void)opaque;
     if (q)
         trk_lmem_free((uint64_t *)q - 2, ((uint64_t *)q)[-2]);
-}
-
-/* A codec-4 piece (lz_link.c's, docs/FORMAT.md §2), against the history. */
-static int zstd_piece(struct bufs *b, const struct hist *hs, uint32_t stored, uint32_t raw)
-{
-    if (!b->zstd) {
-        ZSTD_customMem mem = {zmem_alloc, zmem_free, NULL};
-        ZSTD_DCtx *z = ZSTD_createDCtx_advanced(mem);
-        if (!z ||
-            ZSTD_isError(ZSTD_DCtx_setParameter(z, ZSTD_d_windowLogMax, TRK_ZSTD_WINDOW_LOG))) {
-            ZSTD_freeDCtx(z);
-            return -1;
-        }
-        b->zstd = z;
-    }
-    if (ZSTD_isError(ZSTD_DCtx_refPrefix(b->zstd, hs->len ? hs->b : NULL, hs->len)))
-        return -1;
-    size_t n = ZSTD_decompressDCtx(b->zstd, b->raw, raw, b->stored, stored);
-    return ZSTD_isError(n) || n != raw ? -1 : 0;
 }
 
 static int buf_fit(uint8_t **p, size_t *cap, size_t need)
@@ -191,7 +170,9 @@ static int read_chunks(int fd, struct table *t, struct streams *ss, struct bufs 
                     return -1;
                 piece = b->raw;
             } else if (h[5] == TRK_CODEC_ZSTD_LINK) { /* version 7, --python-allocators */
-                if (zstd_piece(b, hs, stored, raw))
+                if (!b->zstd)
+                    b->zstd = trk_zlink_new(zmem_alloc, zmem_free);
+                if (trk_zlink_decode(b->zstd, b->raw, raw, b->stored, stored, hs->b, hs->len))
                     return -1;
                 piece = b->raw;
             } else if (h[5] == TRK_CODEC_LZ4) {
@@ -379,7 +360,7 @@ int trk_lset_load(struct trk_lset *s, int fd)
     syscall(SYS_close, rfd);
     trk_lmem_free(b.stored, b.stored_cap);
     trk_lmem_free(b.raw, b.raw_cap);
-    ZSTD_freeDCtx(b.zstd);
+    trk_zlink_free(b.zstd);
     trk_ltable_free(&t);
     streams_free(&ss);
     if (rc)

@@ -630,18 +630,9 @@ int trk_writer_start(void)
      * by the sampler: a background open or close races with a program that
      * closes a number twice (bash), and would take the number the program
      * expects next. A fork child's own statm: /proc/self meant the parent. */
-    if (trk_cfg.rss_ms) {
-        int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/statm", O_RDONLY | O_CLOEXEC);
-        if (fd >= 0)
-            trk_fd_adopt(TRK_FD_STATM, fd, NULL);
-        else
-            trk_fd_release(TRK_FD_STATM);
-    }
-    int pm = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-    if (pm >= 0)
-        trk_fd_adopt(TRK_FD_PAGEMAP, pm, NULL);
-    else
-        trk_fd_release(TRK_FD_PAGEMAP);
+    if (trk_cfg.rss_ms)
+        trk_fd_open_proc(TRK_FD_STATM, "/proc/self/statm");
+    trk_fd_open_proc(TRK_FD_PAGEMAP, "/proc/self/pagemap");
     atomic_store(&finished, 0);
     last_wm = 0;
     atomic_store(&writer_state, WS_RUNNING);

@@ -9,10 +9,10 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <zstd.h>
 
 #include "common/lz_hist.h"
 #include "common/varint.h"
+#include "common/zlink.h"
 #include "reader/reader_internal.h"
 
 #define NAME_BLOCK            65536
@@ -688,7 +688,7 @@ void trk_decode_free(struct trk_reader *r)
         r->names = n;
     }
     free(r->raw);
-    ZSTD_freeDCtx(r->zstd);
+    trk_zlink_free(r->zstd);
     r->zstd = NULL;
     r->streams = NULL;
     r->nstreams = 0;

@@ -8,10 +8,10 @@
 #include <lz4.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zstd.h>
 
 #include "common/huf.h"
 #include "common/varint.h"
+#include "common/zlink.h"
 #include "reader/reader_internal.h"
 
 /* Heap entries cache their stream's head seq: comparisons then touch only
@@ -107,27 +107,6 @@ static void handle_end(struct trk_reader *r, const uint8_t *p, size_t len)
     }
 }
 
-/* Codec 4: one zstd frame, decoded against the stream's history as a raw
- * prefix to exactly raw_len bytes. Windows beyond a chunk's largest size
- * are refused, so a damaged frame header cannot ask for more memory. */
-static int zstd_piece(struct trk_reader *r, const struct trk_chunk *c, const uint8_t *dict,
-                      size_t dict_len)
-{
-    ZSTD_DCtx *z = r->zstd;
-    if (!z) {
-        if (!(z = ZSTD_createDCtx()) ||
-            ZSTD_isError(ZSTD_DCtx_setParameter(z, ZSTD_d_windowLogMax, TRK_ZSTD_WINDOW_LOG))) {
-            ZSTD_freeDCtx(z);
-            return -1;
-        }
-        r->zstd = z;
-    }
-    if (ZSTD_isError(ZSTD_DCtx_refPrefix(z, dict_len ? dict : NULL, dict_len)))
-        return -1;
-    size_t n = ZSTD_decompressDCtx(z, r->raw, c->raw_len, c->payload, c->stored_len);
-    return ZSTD_isError(n) || n != c->raw_len ? -1 : 0;
-}
-
 /* Returns the chunk's raw payload, decompressing into r->raw; NULL when the
  * chunk is unusable despite its good CRC (counted as a bad chunk). */
 static const uint8_t *chunk_payload(struct trk_reader *r, const struct trk_chunk *c,
@@ -164,7 +143,10 @@ static const uint8_t *chunk_payload(struct trk_reader *r, const struct trk_chunk
         return r->raw;
     }
     if (c->codec == TRK_CODEC_ZSTD_LINK) {
-        if (zstd_piece(r, c, dict, dict_len) < 0)
+        if (!r->zstd)
+            r->zstd = trk_zlink_new(NULL, NULL);
+        if (trk_zlink_decode(r->zstd, r->raw, c->raw_len, c->payload, c->stored_len, dict,
+                             dict_len) < 0)
             goto bad;
         return r->raw;
     }

@@ -111,7 +111,7 @@ struct trk_reader {
 
     uint8_t *raw; /* decompression buffer */
     size_t raw_cap;
-    void *zstd; /* the codec-4 decoder (a ZSTD_DCtx), made at the first such chunk */
+    void *zstd; /* the codec-4 decoder (common/zlink.h), made at the first such chunk */
 
     struct trk_stream *streams;
     size_t nstreams, streams_cap;

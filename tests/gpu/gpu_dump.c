@@ -18,12 +18,12 @@
  * it allocates freely and exits 1 on any error.
  */
 #include <lz4.h>
-#include <zstd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/huf.h"
+#include "common/zlink.h"
 #include "format/record.h"
 #include "symbol/symbolize.h"
 #include "tracker/reader.h"
@@ -111,12 +111,12 @@ static int read_chunks(const char *path)
                 }
                 payload = raw;
             } else if (h[5] == TRK_CODEC_ZSTD_LINK) { /* the same history, as a prefix */
-                static ZSTD_DCtx *z;
-                size_t hl = s->len < 65536 ? s->len : 65536, n = 0;
-                if ((z || (z = ZSTD_createDCtx())) &&
-                    !ZSTD_isError(ZSTD_DCtx_refPrefix(z, hl ? s->buf + s->len - hl : NULL, hl)))
-                    n = ZSTD_decompressDCtx(z, raw, sizeof(raw), payload, stored);
-                if (!z || ZSTD_isError(n) || n != rawlen || le64(h + 24) != s->len) {
+                static void *z;
+                size_t hl = s->len < 65536 ? s->len : 65536;
+                if (!z)
+                    z = trk_zlink_new(NULL, NULL);
+                if (trk_zlink_decode(z, raw, rawlen, payload, stored, hl ? s->buf + s->len - hl : NULL, hl) ||
+                    le64(h + 24) != s->len) {
                     free(file);
                     return -1;
                 }
